@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: formatting, lints, and every test, with the DynamoDB
+# and SQS halves run against a local moto emulator (installed and started here; never skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build cache outside the clone, so reruns and fresh clones reuse compiled dependencies.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/steward/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+export STEWARD_EMULATOR_DIR="${STEWARD_EMULATOR_DIR:-$CARGO_TARGET_DIR/emulator-$$}"
+
+emulator_url="$(infra/emulator.sh start)" || {
+  echo "test: the AWS emulator could not start; the DynamoDB and SQS suites cannot run" >&2
+  exit 1
+}
+cleanup() {
+  status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "---- emulator log (last 200 lines) ----" >&2
+    infra/emulator.sh log | tail -n 200 >&2
+  fi
+  infra/emulator.sh stop
+  exit "$status"
+}
+trap cleanup EXIT
+echo "test: emulator at $emulator_url"
+
+export STEWARD_TEST_AWS_ENDPOINT="$emulator_url"
+export STEWARD_REQUIRE_EMULATOR=1
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked

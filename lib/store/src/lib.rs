@@ -1,0 +1,39 @@
+//! Steward's storage ports and their adapters.
+//!
+//! * [`Table`]: a small, DynamoDB-shaped key-value port (get, query by partition with a sort-key
+//!   condition, atomic conditional transactions). Adapters: [`SqliteTable`] (embedded, for
+//!   `steward serve` and most tests) and [`DynamoTable`] (production). Both pass one conformance
+//!   suite (`tests/conformance/`), so nothing above this crate knows which one it has.
+//! * [`TurnQueue`]: per-conversation FIFO delivery of inbound messages. Adapters:
+//!   [`InProcessQueue`] (durable in the `Table`, one worker per conversation) and [`SqsQueue`]
+//!   (SQS FIFO, consumed by the agent Lambda).
+
+mod clock;
+mod dynamo;
+mod error;
+mod item;
+mod limits;
+mod query;
+mod queue;
+mod size;
+mod sqlite;
+mod table;
+mod validate;
+mod write;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use dynamo::{DynamoTable, TableDefinition, create_table};
+pub use error::StoreError;
+pub use item::Item;
+pub use limits::{
+    ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
+};
+pub use query::{Cursor, Order, Page, Query, SortKey};
+pub use queue::{
+    DeadLetter, Handler, HandlerError, InProcessQueue, QueueConfig, QueueError, QueuedMessage,
+    SqsQueue, TurnQueue, sqs_safe_id,
+};
+pub use size::item_size;
+pub use sqlite::SqliteTable;
+pub use table::Table;
+pub use write::{Condition, WriteOp};

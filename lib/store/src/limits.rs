@@ -1,0 +1,17 @@
+//! Hard limits of the storage contract. DynamoDB imposes them; the SQLite adapter enforces the
+//! same numbers so a bug never hides locally and surfaces only in production.
+
+/// Largest item we write: DynamoDB's documented 400 KB limit, read as 400,000 bytes (the
+/// service itself stops near 409,600 and the moto emulator at 405,000; staying under both
+/// means an item that fits locally fits everywhere). Counted as DynamoDB counts (attribute
+/// names plus values) by [`crate::item_size`], before anything is written, by both adapters.
+pub const ITEM_BYTES_MAX: usize = 400_000;
+
+/// Most operations in one `TransactWriteItems` call (DynamoDB's limit since 2022).
+pub const TRANSACTION_OPS_MAX: usize = 100;
+
+/// Longest partition key DynamoDB accepts, in UTF-8 bytes.
+pub const PARTITION_KEY_BYTES_MAX: usize = 2048;
+
+/// Longest sort key DynamoDB accepts, in UTF-8 bytes.
+pub const SORT_KEY_BYTES_MAX: usize = 1024;

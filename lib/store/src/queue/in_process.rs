@@ -1,0 +1,461 @@
+//! The local adapter, used by `steward serve`: a durable FIFO in the [`Table`] with one worker
+//! task per conversation.
+//!
+//! * Durable: `enqueue` returns only after the message is written to the table; a message is
+//!   deleted only after its handler succeeded; [`InProcessQueue::start`] dispatches every
+//!   message still there, in enqueue order. Killing the process loses nothing acknowledged
+//!   (a message being handled at the kill is handled again: at-least-once, like SQS).
+//! * Ordered: one worker per group, one message at a time, in enqueue order; different groups
+//!   run in parallel; a worker with nothing to do for `idle_worker` exits.
+//! * Deduplicated: a dedupe id seen in the last five minutes is accepted and dropped.
+//! * Bounded retries: a failing (or panicking) handler is retried with exponential backoff,
+//!   then the message is parked as a [`DeadLetter`], kept in the table and re-drivable.
+//!
+//! Layout, all in partition `QUEUE` (one process uses it, so one partition is fine):
+//! `SEQ` (the next sequence number), `MSG#<seq>`, `DEAD#<seq>`, `DEDUPE#<sha256 of id>`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::{Mutex as AsyncMutex, mpsc};
+use tokio::task::JoinHandle;
+
+use super::{DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, TurnQueue};
+use crate::{Clock, Item, Query, StoreError, SystemClock, Table, WriteOp};
+
+const PK: &str = "QUEUE";
+const SEQ_SK: &str = "SEQ";
+const MSG_PREFIX: &str = "MSG#";
+const DEAD_PREFIX: &str = "DEAD#";
+const DEDUPE_PREFIX: &str = "DEDUPE#";
+/// Messages read per page when recovering or listing dead letters.
+const RECOVERY_PAGE: usize = 100;
+/// Attempts at taking the next sequence number before giving up (only another process
+/// writing the same queue can make it contend).
+const SEQ_RETRIES_MAX: usize = 50;
+/// Largest message accepted, the same bound the SQS adapter applies.
+const BODY_BYTES_MAX: usize = super::sqs::SQS_BODY_BYTES_MAX;
+
+/// Tuning of the in-process queue.
+#[derive(Debug, Clone)]
+pub struct QueueConfig {
+    /// Attempts per message before it is dead-lettered (SQS's `maxReceiveCount`).
+    pub attempts_max: u32,
+    /// Wait before the first retry; doubled each time up to `backoff_max`.
+    pub backoff_first: Duration,
+    /// Longest wait between retries.
+    pub backoff_max: Duration,
+    /// A worker with no message for this long exits (a new one starts on demand).
+    pub idle_worker: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            attempts_max: 5,
+            backoff_first: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(10),
+            idle_worker: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A message that failed every attempt, parked for an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// Its position in the queue (stable id for [`InProcessQueue::redrive`]).
+    pub seq: u64,
+    /// The message's group.
+    pub group: String,
+    /// Its dedupe id.
+    pub dedupe_id: String,
+    /// Its body.
+    pub body: String,
+    /// The last failure.
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Stored {
+    group: String,
+    dedupe_id: String,
+    body: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    seq: u64,
+    stored: Stored,
+}
+
+struct Worker {
+    tx: mpsc::UnboundedSender<Pending>,
+    handle: JoinHandle<()>,
+}
+
+/// The durable in-process [`TurnQueue`]. Cheap to clone.
+#[derive(Clone)]
+pub struct InProcessQueue {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    table: Arc<dyn Table>,
+    handler: Arc<dyn Handler>,
+    config: QueueConfig,
+    clock: Arc<dyn Clock>,
+    /// Held across "write then dispatch" so dispatch order equals sequence order.
+    workers: AsyncMutex<HashMap<String, Worker>>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for InProcessQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcessQueue")
+            .field("table", &self.inner.table)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+impl InProcessQueue {
+    /// Starts the queue over `table`: every message left unfinished by a previous run is
+    /// dispatched again, in order, before this returns.
+    pub async fn start(
+        table: Arc<dyn Table>,
+        handler: Arc<dyn Handler>,
+        config: QueueConfig,
+    ) -> Result<Self, QueueError> {
+        Self::start_with_clock(table, handler, config, Arc::new(SystemClock)).await
+    }
+
+    /// [`InProcessQueue::start`] with a clock for the dedupe window.
+    pub async fn start_with_clock(
+        table: Arc<dyn Table>,
+        handler: Arc<dyn Handler>,
+        config: QueueConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, QueueError> {
+        let queue = Self {
+            inner: Arc::new(Inner {
+                table,
+                handler,
+                config,
+                clock,
+                workers: AsyncMutex::new(HashMap::new()),
+                closed: AtomicBool::new(false),
+            }),
+        };
+        let leftovers = queue
+            .inner
+            .table
+            .query_all(
+                &Query::prefix(PK, MSG_PREFIX).limit(RECOVERY_PAGE),
+                usize::MAX,
+            )
+            .await?;
+        let mut workers = queue.inner.workers.lock().await;
+        for item in leftovers {
+            let pending = decode(&item)?;
+            tracing::info!(seq = pending.seq, group = %pending.stored.group, "redelivering unfinished message");
+            queue.dispatch(&mut workers, pending);
+        }
+        drop(workers);
+        Ok(queue)
+    }
+
+    /// Messages that failed every attempt, oldest first.
+    pub async fn dead_letters(&self) -> Result<Vec<DeadLetter>, QueueError> {
+        let items = self
+            .inner
+            .table
+            .query_all(
+                &Query::prefix(PK, DEAD_PREFIX).limit(RECOVERY_PAGE),
+                usize::MAX,
+            )
+            .await?;
+        items
+            .iter()
+            .map(|item| {
+                let p = decode(item)?;
+                Ok(DeadLetter {
+                    seq: p.seq,
+                    group: p.stored.group,
+                    dedupe_id: p.stored.dedupe_id,
+                    body: p.stored.body,
+                    error: p.stored.error.unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    /// Puts a dead letter back at the end of the queue for another round of attempts.
+    /// Returns false when no dead letter has that sequence number.
+    pub async fn redrive(&self, seq: u64) -> Result<bool, QueueError> {
+        let mut workers = self.inner.workers.lock().await;
+        let Some(item) = self.inner.table.get(PK, &dead_sk(seq)).await? else {
+            return Ok(false);
+        };
+        let mut pending = decode(&item)?;
+        pending.stored.error = None;
+        let new_seq = self
+            .append(
+                &pending.stored,
+                vec![WriteOp::delete_if(
+                    PK,
+                    dead_sk(seq),
+                    crate::Condition::Present,
+                )],
+            )
+            .await?;
+        pending.seq = new_seq;
+        self.dispatch(&mut workers, pending);
+        Ok(true)
+    }
+
+    /// Stops taking messages, lets each worker finish the message it is handling for up to
+    /// `grace`, then aborts what is left. Unfinished messages stay in the table for the next
+    /// [`InProcessQueue::start`].
+    pub async fn shutdown(&self, grace: Duration) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        let workers: Vec<Worker> = self
+            .inner
+            .workers
+            .lock()
+            .await
+            .drain()
+            .map(|(_, w)| w)
+            .collect();
+        let mut handles = Vec::with_capacity(workers.len());
+        for w in workers {
+            drop(w.tx);
+            handles.push(w.handle);
+        }
+        let aborts: Vec<_> = handles.iter().map(JoinHandle::abort_handle).collect();
+        if tokio::time::timeout(grace, futures::future::join_all(handles))
+            .await
+            .is_err()
+        {
+            tracing::warn!("queue workers still busy after the grace period; aborting them");
+            for a in aborts {
+                a.abort();
+            }
+        }
+    }
+
+    /// Writes the message (and whatever `extra` operations) under the next sequence number.
+    async fn append(&self, stored: &Stored, extra: Vec<WriteOp>) -> Result<u64, QueueError> {
+        let table = &self.inner.table;
+        let data = serde_json::to_value(stored).map_err(|e| QueueError::Invalid(e.to_string()))?;
+        for _ in 0..SEQ_RETRIES_MAX {
+            let counter = table.get(PK, SEQ_SK).await?;
+            let (seq, seq_op) = match &counter {
+                Some(c) => {
+                    let seq = c
+                        .data
+                        .get("next")
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(1);
+                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": seq + 1 }))
+                        .with_version(c.version + 1);
+                    (seq, WriteOp::put_if_version(next, c.version))
+                }
+                None => (
+                    1,
+                    WriteOp::put_if_absent(Item::new(PK, SEQ_SK, serde_json::json!({ "next": 2 }))),
+                ),
+            };
+            let mut ops = vec![
+                seq_op,
+                WriteOp::put_if_absent(Item::new(PK, msg_sk(seq), data.clone())),
+            ];
+            ops.extend(extra.iter().cloned());
+            match table.write(ops).await {
+                Ok(()) => return Ok(seq),
+                Err(StoreError::ConditionFailed { op_index: 0 | 1 }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(QueueError::Store(StoreError::Throttled(
+            "could not take a queue sequence number".into(),
+        )))
+    }
+
+    fn dispatch(&self, workers: &mut HashMap<String, Worker>, pending: Pending) {
+        let group = pending.stored.group.clone();
+        let pending = match workers.get(&group) {
+            Some(w) => match w.tx.send(pending) {
+                Ok(()) => return,
+                // The worker exited between idling out and removing itself; start another.
+                Err(mpsc::error::SendError(p)) => p,
+            },
+            None => pending,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(pending);
+        let handle = tokio::spawn(Self::work(Arc::clone(&self.inner), group.clone(), rx));
+        workers.insert(group, Worker { tx, handle });
+    }
+
+    async fn work(inner: Arc<Inner>, group: String, mut rx: mpsc::UnboundedReceiver<Pending>) {
+        loop {
+            let next = match tokio::time::timeout(inner.config.idle_worker, rx.recv()).await {
+                Ok(Some(p)) => p,
+                Ok(None) => return,
+                Err(_idle) => {
+                    let mut workers = inner.workers.lock().await;
+                    if rx.is_empty() {
+                        workers.remove(&group);
+                        return;
+                    }
+                    continue;
+                }
+            };
+            if inner.closed.load(Ordering::SeqCst) {
+                return;
+            }
+            Self::deliver(&inner, next).await;
+        }
+    }
+
+    async fn deliver(inner: &Inner, pending: Pending) {
+        let Pending { seq, stored } = pending;
+        let mut backoff = inner.config.backoff_first;
+        let mut last_error = String::new();
+        for attempt in 1..=inner.config.attempts_max.max(1) {
+            let message = QueuedMessage {
+                group: stored.group.clone(),
+                dedupe_id: stored.dedupe_id.clone(),
+                body: stored.body.clone(),
+                attempt,
+            };
+            let handler = Arc::clone(&inner.handler);
+            // A task of its own, so a panicking handler is a failed attempt, not a dead worker.
+            let mut task = AbortOnDrop(tokio::spawn(async move { handler.handle(message).await }));
+            match (&mut task.0).await {
+                Ok(Ok(())) => {
+                    if let Err(e) = inner
+                        .table
+                        .write(vec![WriteOp::delete(PK, msg_sk(seq))])
+                        .await
+                    {
+                        tracing::error!(seq, error = %e, "handled message could not be removed; it will be redelivered");
+                    }
+                    return;
+                }
+                Ok(Err(e)) => last_error = e.0,
+                Err(join) if join.is_panic() => last_error = "the handler panicked".into(),
+                Err(join) => last_error = format!("the handler was cancelled: {join}"),
+            }
+            tracing::warn!(seq, group = %stored.group, attempt, error = %last_error, "queued message failed");
+            if attempt < inner.config.attempts_max && !inner.closed.load(Ordering::SeqCst) {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(inner.config.backoff_max);
+            } else if inner.closed.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+        tracing::error!(seq, group = %stored.group, error = %last_error, "message dead-lettered after every attempt failed");
+        let dead = Stored {
+            error: Some(last_error),
+            ..stored
+        };
+        let parked = serde_json::to_value(&dead)
+            .map_err(|e| StoreError::Backend(e.to_string()))
+            .map(|data| {
+                vec![
+                    WriteOp::delete(PK, msg_sk(seq)),
+                    WriteOp::put(Item::new(PK, dead_sk(seq), data)),
+                ]
+            });
+        let result = match parked {
+            Ok(ops) => inner.table.write(ops).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            tracing::error!(seq, error = %e, "could not park the dead letter; it stays queued");
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TurnQueue for InProcessQueue {
+    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
+        if group.is_empty() || dedupe_id.is_empty() {
+            return Err(QueueError::Invalid(
+                "group and dedupe id must not be empty".into(),
+            ));
+        }
+        if body.len() > BODY_BYTES_MAX {
+            return Err(QueueError::Invalid(format!(
+                "body is {} bytes, over {BODY_BYTES_MAX}",
+                body.len()
+            )));
+        }
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(QueueError::Closed);
+        }
+        let stored = Stored {
+            group: group.to_owned(),
+            dedupe_id: dedupe_id.to_owned(),
+            body: body.to_owned(),
+            error: None,
+        };
+        let ttl = self.inner.clock.now_secs() + DEDUPE_WINDOW_SECS;
+        let dedupe_sk = format!(
+            "{DEDUPE_PREFIX}{}",
+            hex::encode(Sha256::digest(dedupe_id.as_bytes()))
+        );
+        let dedupe =
+            WriteOp::put_if_absent(Item::new(PK, dedupe_sk, serde_json::json!({})).with_ttl(ttl));
+        let mut workers = self.inner.workers.lock().await;
+        match self.append(&stored, vec![dedupe]).await {
+            Ok(seq) => {
+                self.dispatch(&mut workers, Pending { seq, stored });
+                Ok(())
+            }
+            Err(QueueError::Store(StoreError::ConditionFailed { op_index: 2 })) => {
+                tracing::debug!(dedupe_id, "duplicate message dropped");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Aborts the handler's task when the worker itself is aborted (shutdown past its grace), so
+/// no handler keeps running for a message that will be redelivered.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn msg_sk(seq: u64) -> String {
+    format!("{MSG_PREFIX}{seq:020}")
+}
+
+fn dead_sk(seq: u64) -> String {
+    format!("{DEAD_PREFIX}{seq:020}")
+}
+
+fn decode(item: &Item) -> Result<Pending, QueueError> {
+    let seq = item
+        .sk
+        .rsplit('#')
+        .next()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| StoreError::Backend(format!("bad queue key {}", item.sk)))?;
+    let stored = item
+        .parse::<Stored>()
+        .map_err(|e| StoreError::Backend(format!("bad queued message {}: {e}", item.sk)))?;
+    Ok(Pending { seq, stored })
+}

@@ -1,0 +1,65 @@
+//! The `TurnQueue` port: inbound messages delivered one at a time per conversation, in order,
+//! with duplicates (same dedupe id within five minutes) dropped, as SQS FIFO does it.
+
+mod in_process;
+mod sqs;
+
+use async_trait::async_trait;
+
+use crate::StoreError;
+
+pub use in_process::{DeadLetter, InProcessQueue, QueueConfig};
+pub use sqs::{SqsQueue, sqs_safe_id};
+
+/// How long a dedupe id suppresses a repeat: SQS FIFO's deduplication interval.
+pub const DEDUPE_WINDOW_SECS: i64 = 5 * 60;
+
+/// Accepts messages for per-conversation, in-order processing.
+#[async_trait]
+pub trait TurnQueue: Send + Sync + std::fmt::Debug + 'static {
+    /// Queues `body` for the conversation `group`. Returns once the message is durably
+    /// accepted; a repeat of `dedupe_id` within [`DEDUPE_WINDOW_SECS`] is accepted and dropped.
+    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError>;
+}
+
+/// A message handed to a [`Handler`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedMessage {
+    /// The conversation key the message is grouped under.
+    pub group: String,
+    /// The dedupe id it was enqueued with (the provider's message id).
+    pub dedupe_id: String,
+    /// The payload, as enqueued.
+    pub body: String,
+    /// 1 on first delivery, then 2, 3, … on retries.
+    pub attempt: u32,
+}
+
+/// Why a handler did not finish a message; the queue retries it, then dead-letters it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct HandlerError(pub String);
+
+/// Processes one message. Called with at most one message per group at a time.
+#[async_trait]
+pub trait Handler: Send + Sync + 'static {
+    /// Handles `message`; an error (or a panic) counts as a failed attempt.
+    async fn handle(&self, message: QueuedMessage) -> Result<(), HandlerError>;
+}
+
+/// What can go wrong enqueueing.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// The durable store refused the write.
+    #[error("queue store: {0}")]
+    Store(#[from] StoreError),
+    /// SQS refused the message.
+    #[error("sqs: {0}")]
+    Sqs(String),
+    /// The group or dedupe id is empty or the body too large.
+    #[error("invalid message: {0}")]
+    Invalid(String),
+    /// The queue has been shut down.
+    #[error("the queue is shut down")]
+    Closed,
+}

@@ -1,0 +1,330 @@
+//! The embedded adapter: one SQLite file (WAL), used by `steward serve`, the operator commands
+//! and most tests. Several processes may open the same file (the operator commands run while
+//! `serve` does): writes take SQLite's write lock up front and wait for it up to a timeout.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
+
+use crate::item::canonical;
+use crate::validate::{validate_key, validate_transaction};
+use crate::write::holds;
+use crate::{
+    Clock, Cursor, Item, Order, Page, Query, SortKey, StoreError, SystemClock, Table, WriteOp,
+};
+
+/// How long a writer waits for another process's write lock before reporting `Throttled`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS items (
+    pk      TEXT    NOT NULL,
+    sk      TEXT    NOT NULL,
+    version INTEGER NOT NULL,
+    ttl     INTEGER,
+    data    TEXT    NOT NULL,
+    PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
+";
+
+/// A [`Table`] in one SQLite file. Cheap to clone; clones share one connection, and blocking
+/// SQLite work runs on tokio's blocking pool, never on the async worker threads.
+#[derive(Clone)]
+pub struct SqliteTable {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: Mutex<Connection>,
+    clock: Arc<dyn Clock>,
+    label: String,
+}
+
+impl std::fmt::Debug for SqliteTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteTable")
+            .field("file", &self.inner.label)
+            .finish()
+    }
+}
+
+impl SqliteTable {
+    /// Opens (creating if needed, with its folder) the store at `path`, on the system clock.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with_clock(path, Arc::new(SystemClock))
+    }
+
+    /// Opens the store at `path`, deciding expiry by `clock`.
+    pub fn open_with_clock(
+        path: impl AsRef<Path>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Backend(format!("cannot create folder {}: {e}", dir.display()))
+            })?;
+        }
+        let conn = Connection::open(path).map_err(backend)?;
+        Self::init(conn, clock, path.display().to_string())
+    }
+
+    /// A private in-memory store (tests, `steward smoke`).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::in_memory_with_clock(Arc::new(SystemClock))
+    }
+
+    /// A private in-memory store deciding expiry by `clock`.
+    pub fn in_memory_with_clock(clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory().map_err(backend)?;
+        Self::init(conn, clock, ":memory:".into())
+    }
+
+    fn init(conn: Connection, clock: Arc<dyn Clock>, label: String) -> Result<Self, StoreError> {
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        // WAL lets readers in other processes proceed during a write; NORMAL sync is durable
+        // across a process crash (the WAL is written before commit returns).
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(backend)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(backend)?;
+        conn.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                conn: Mutex::new(conn),
+                clock,
+                label,
+            }),
+        })
+    }
+
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, i64) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let now = inner.clock.now_secs();
+            // A panic while holding the lock cannot leave SQLite inconsistent (an open
+            // transaction rolls back on drop), so a poisoned lock is safe to reuse.
+            let mut conn = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut conn, now)
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("sqlite task failed: {e}")))?
+    }
+}
+
+#[async_trait]
+impl Table for SqliteTable {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        validate_key(pk, sk)?;
+        let (pk, sk) = (pk.to_owned(), sk.to_owned());
+        self.with_conn(move |conn, now| {
+            let row = conn
+                .query_row(
+                    "SELECT pk, sk, version, ttl, data FROM items
+                     WHERE pk = ?1 AND sk = ?2 AND (ttl IS NULL OR ttl > ?3)",
+                    rusqlite::params![pk, sk, now],
+                    read_row,
+                )
+                .optional()
+                .map_err(backend)?;
+            row.map(decode).transpose()
+        })
+        .await
+    }
+
+    async fn query(&self, query: &Query) -> Result<Page, StoreError> {
+        if query.pk.is_empty() {
+            return Err(StoreError::InvalidTransaction(
+                "partition key must not be empty".into(),
+            ));
+        }
+        let query = query.clone();
+        self.with_conn(move |conn, now| {
+            let mut sql = String::from(
+                "SELECT pk, sk, version, ttl, data FROM items WHERE pk = ? AND (ttl IS NULL OR ttl > ?)",
+            );
+            let mut args: Vec<rusqlite::types::Value> = vec![query.pk.clone().into(), now.into()];
+            let mut bound = |sql: &mut String, clause: &str, v: &str| {
+                sql.push_str(clause);
+                args.push(v.to_owned().into());
+            };
+            match &query.sort {
+                SortKey::All => {}
+                SortKey::Prefix(p) => {
+                    bound(&mut sql, " AND sk >= ?", p);
+                    if let Some(upper) = prefix_successor(p) {
+                        bound(&mut sql, " AND sk < ?", &upper);
+                    }
+                }
+                SortKey::Between(a, b) => {
+                    bound(&mut sql, " AND sk >= ?", a);
+                    bound(&mut sql, " AND sk <= ?", b);
+                }
+                SortKey::After(a) => bound(&mut sql, " AND sk > ?", a),
+                SortKey::From(a) => bound(&mut sql, " AND sk >= ?", a),
+                SortKey::Before(b) => bound(&mut sql, " AND sk < ?", b),
+            }
+            if let Some(Cursor(c)) = &query.after {
+                match query.order {
+                    Order::Ascending => bound(&mut sql, " AND sk > ?", c),
+                    Order::Descending => bound(&mut sql, " AND sk < ?", c),
+                }
+            }
+            sql.push_str(match query.order {
+                Order::Ascending => " ORDER BY sk ASC",
+                Order::Descending => " ORDER BY sk DESC",
+            });
+            let limit = query.limit.max(1);
+            sql.push_str(" LIMIT ?");
+            // One extra row tells us, exactly, whether another page exists.
+            args.push(i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX).into());
+
+            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+            let rows = stmt
+                .query_map(params_from_iter(args.iter()), read_row)
+                .map_err(backend)?;
+            let mut items = Vec::with_capacity(limit.min(1024));
+            for row in rows {
+                items.push(decode(row.map_err(backend)?)?);
+            }
+            let next = if items.len() > limit {
+                items.truncate(limit);
+                items.last().map(|i| Cursor(i.sk.clone()))
+            } else {
+                None
+            };
+            Ok(Page { items, next })
+        })
+        .await
+    }
+
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        validate_transaction(&ops)?;
+        self.with_conn(move |conn, now| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            for (op_index, op) in ops.iter().enumerate() {
+                if let Some(condition) = op.condition() {
+                    let (pk, sk) = op.key();
+                    let current: Option<(i64, Option<i64>)> = tx
+                        .query_row(
+                            "SELECT version, ttl FROM items WHERE pk = ?1 AND sk = ?2",
+                            rusqlite::params![pk, sk],
+                            |r| Ok((r.get(0)?, r.get(1)?)),
+                        )
+                        .optional()
+                        .map_err(backend)?;
+                    let live = current
+                        .filter(|(_, ttl)| ttl.is_none_or(|t| t > now))
+                        .map(|(v, _)| u64::try_from(v).unwrap_or(0));
+                    if !holds(condition, live) {
+                        // Dropping `tx` rolls back; nothing was written yet anyway.
+                        return Err(StoreError::ConditionFailed { op_index });
+                    }
+                }
+            }
+            for op in &ops {
+                match op {
+                    WriteOp::Put { item, .. } => {
+                        let data = serde_json::to_string(&canonical(item.data.clone()))
+                            .map_err(|e| StoreError::Backend(format!("cannot encode data: {e}")))?;
+                        let version = i64::try_from(item.version).map_err(|_| {
+                            StoreError::InvalidTransaction(format!(
+                                "version {} is too large",
+                                item.version
+                            ))
+                        })?;
+                        tx.execute(
+                            "INSERT OR REPLACE INTO items (pk, sk, version, ttl, data)
+                             VALUES (?1, ?2, ?3, ?4, ?5)",
+                            rusqlite::params![item.pk, item.sk, version, item.ttl, data],
+                        )
+                        .map_err(backend)?;
+                    }
+                    WriteOp::Delete { pk, sk, .. } => {
+                        tx.execute(
+                            "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
+                            rusqlite::params![pk, sk],
+                        )
+                        .map_err(backend)?;
+                    }
+                    WriteOp::Check { .. } => {}
+                }
+            }
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+}
+
+type RawRow = (String, String, i64, Option<i64>, String);
+
+fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn decode((pk, sk, version, ttl, data): RawRow) -> Result<Item, StoreError> {
+    let data = serde_json::from_str(&data)
+        .map_err(|e| StoreError::Backend(format!("corrupt data in {pk} / {sk}: {e}")))?;
+    Ok(Item {
+        version: u64::try_from(version)
+            .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
+        pk,
+        sk,
+        ttl,
+        data,
+    })
+}
+
+/// The smallest string greater than every string starting with `prefix` (None when no such
+/// string exists). SQLite compares TEXT by UTF-8 bytes, which orders like code points.
+fn prefix_successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = match last {
+            '\u{D7FF}' => Some('\u{E000}'),
+            char::MAX => None,
+            c => char::from_u32(u32::from(c) + 1),
+        };
+        if let Some(n) = next {
+            chars.push(n);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+fn backend(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Throttled(format!("sqlite is busy: {e}"))
+        }
+        _ => StoreError::Backend(format!("sqlite: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_successor;
+
+    #[test]
+    fn successor_bounds_every_extension_of_the_prefix() {
+        assert_eq!(prefix_successor("EVENT#").as_deref(), Some("EVENT$"));
+        assert_eq!(prefix_successor("a\u{D7FF}").as_deref(), Some("a\u{E000}"));
+        assert_eq!(prefix_successor("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_successor("\u{10FFFF}"), None);
+        for ext in ["", "x", "\u{10FFFF}\u{10FFFF}", "zzz"] {
+            let s = format!("EVENT#{ext}");
+            assert!(s.as_str() < "EVENT$");
+        }
+    }
+}
