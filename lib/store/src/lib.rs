@@ -18,6 +18,8 @@ mod queue;
 mod size;
 mod sqlite;
 mod table;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod validate;
 mod write;
 

@@ -29,7 +29,10 @@ struct Recorder {
 #[async_trait]
 impl Handler for Recorder {
     async fn handle(&self, m: QueuedMessage) -> Result<(), HandlerError> {
-        self.log.lock().unwrap().push((m.group.clone(), m.body.clone(), m.attempt));
+        self.log
+            .lock()
+            .unwrap()
+            .push((m.group.clone(), m.body.clone(), m.attempt));
         {
             let mut active = self.active.lock().unwrap();
             let n = active.entry(m.group.clone()).or_default();
@@ -68,7 +71,13 @@ impl Recorder {
     }
 
     fn done_in(&self, group: &str) -> Vec<String> {
-        self.done.lock().unwrap().iter().filter(|(g, _)| g == group).map(|(_, b)| b.clone()).collect()
+        self.done
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(g, _)| g == group)
+            .map(|(_, b)| b.clone())
+            .collect()
     }
 }
 
@@ -98,29 +107,48 @@ fn sqlite() -> Arc<dyn Table> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_group_is_processed_in_order_one_at_a_time() {
     let rec = Arc::new(Recorder::default());
-    let q = InProcessQueue::start(sqlite(), rec.clone(), fast()).await.unwrap();
+    let q = InProcessQueue::start(sqlite(), rec.clone(), fast())
+        .await
+        .unwrap();
     let bodies: Vec<String> = (0..30).map(|i| format!("slow-{i:02}")).collect();
     for (i, b) in bodies.iter().enumerate() {
         q.enqueue("conv-a", &format!("m{i}"), b).await.unwrap();
     }
     wait_until("all handled", || rec.done_in("conv-a").len() == 30).await;
     assert_eq!(rec.done_in("conv-a"), bodies);
-    assert!(!*rec.overlap.lock().unwrap(), "two messages of one group never overlap");
+    assert!(
+        !*rec.overlap.lock().unwrap(),
+        "two messages of one group never overlap"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn different_groups_run_in_parallel() {
     let rec = Arc::new(Recorder::default());
-    let q = InProcessQueue::start(sqlite(), rec.clone(), fast()).await.unwrap();
+    let q = InProcessQueue::start(sqlite(), rec.clone(), fast())
+        .await
+        .unwrap();
     for g in 0..4 {
         for i in 0..3 {
-            q.enqueue(&format!("g{g}"), &format!("g{g}-m{i}"), &format!("slow-{i}")).await.unwrap();
+            q.enqueue(
+                &format!("g{g}"),
+                &format!("g{g}-m{i}"),
+                &format!("slow-{i}"),
+            )
+            .await
+            .unwrap();
         }
     }
     wait_until("all handled", || rec.done.lock().unwrap().len() == 12).await;
-    assert!(*rec.max_parallel.lock().unwrap() >= 2, "groups overlapped in time");
+    assert!(
+        *rec.max_parallel.lock().unwrap() >= 2,
+        "groups overlapped in time"
+    );
     for g in 0..4 {
-        assert_eq!(rec.done_in(&format!("g{g}")), ["slow-0", "slow-1", "slow-2"]);
+        assert_eq!(
+            rec.done_in(&format!("g{g}")),
+            ["slow-0", "slow-1", "slow-2"]
+        );
     }
     assert!(!*rec.overlap.lock().unwrap());
 }
@@ -129,12 +157,17 @@ async fn different_groups_run_in_parallel() {
 async fn a_repeated_dedupe_id_within_five_minutes_is_dropped() {
     let rec = Arc::new(Recorder::default());
     let clock = ManualClock::at_millis(1_796_040_000_000);
-    let table: Arc<dyn Table> = Arc::new(SqliteTable::in_memory_with_clock(Arc::new(clock.clone())).unwrap());
-    let q = InProcessQueue::start_with_clock(table, rec.clone(), fast(), Arc::new(clock.clone())).await.unwrap();
+    let table: Arc<dyn Table> =
+        Arc::new(SqliteTable::in_memory_with_clock(Arc::new(clock.clone())).unwrap());
+    let q = InProcessQueue::start_with_clock(table, rec.clone(), fast(), Arc::new(clock.clone()))
+        .await
+        .unwrap();
     q.enqueue("c", "wamid.1", "first").await.unwrap();
     q.enqueue("c", "wamid.1", "first again").await.unwrap();
     clock.advance_millis(4 * 60 * 1000);
-    q.enqueue("c", "wamid.1", "still inside the window").await.unwrap();
+    q.enqueue("c", "wamid.1", "still inside the window")
+        .await
+        .unwrap();
     q.enqueue("c", "wamid.2", "second").await.unwrap();
     wait_until("two handled", || rec.done_in("c").len() == 2).await;
     clock.advance_millis(2 * 60 * 1000);
@@ -148,14 +181,26 @@ async fn a_repeated_dedupe_id_within_five_minutes_is_dropped() {
 async fn failures_are_retried_then_dead_lettered_and_can_be_redriven() {
     let rec = Arc::new(Recorder::default());
     let table = sqlite();
-    let q = InProcessQueue::start(table.clone(), rec.clone(), fast()).await.unwrap();
+    let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
+        .await
+        .unwrap();
     q.enqueue("c", "1", "fail:2:recovers").await.unwrap();
     q.enqueue("c", "2", "fail:9:never").await.unwrap();
     q.enqueue("c", "3", "panic").await.unwrap();
     q.enqueue("c", "4", "after").await.unwrap();
-    wait_until("the last one handled", || rec.done_in("c").contains(&"after".to_string())).await;
+    wait_until("the last one handled", || {
+        rec.done_in("c").contains(&"after".to_string())
+    })
+    .await;
     assert_eq!(rec.done_in("c"), ["fail:2:recovers", "after"]);
-    let attempts = |body: &str| rec.log.lock().unwrap().iter().filter(|(_, b, _)| b == body).count();
+    let attempts = |body: &str| {
+        rec.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, b, _)| b == body)
+            .count()
+    };
     assert_eq!(attempts("fail:2:recovers"), 3);
     assert_eq!(attempts("fail:9:never"), 3, "bounded retries");
     assert_eq!(attempts("panic"), 3, "a panic is a failure like any other");
@@ -166,25 +211,40 @@ async fn failures_are_retried_then_dead_lettered_and_can_be_redriven() {
     .await;
     let dead = q.dead_letters().await.unwrap();
     assert_eq!(dead[0].body, "fail:9:never");
-    assert!(dead[0].error.contains("planned failure 3"), "{}", dead[0].error);
+    assert!(
+        dead[0].error.contains("planned failure 3"),
+        "{}",
+        dead[0].error
+    );
     assert_eq!(dead[1].error, "the handler panicked");
 
     // Re-drive the first dead letter: it runs again (and, still failing, is parked again).
     assert!(q.redrive(dead[0].seq).await.unwrap());
     assert!(!q.redrive(dead[0].seq).await.unwrap(), "already re-driven");
-    wait_until("re-driven message retried", || attempts("fail:9:never") == 6).await;
-    wait_until("parked again", || futures::executor::block_on(q.dead_letters()).unwrap().len() == 2).await;
+    wait_until("re-driven message retried", || {
+        attempts("fail:9:never") == 6
+    })
+    .await;
+    wait_until("parked again", || {
+        futures::executor::block_on(q.dead_letters()).unwrap().len() == 2
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_queue_on_the_same_store_finishes_everything_in_order() {
-    let dir = std::env::temp_dir().join(format!("steward-queue-{}-{}", std::process::id(), line!()));
+    let dir =
+        std::env::temp_dir().join(format!("steward-queue-{}-{}", std::process::id(), line!()));
     let path = dir.join("queue.db");
     let first = Arc::new(Recorder::default());
     let table: Arc<dyn Table> = Arc::new(SqliteTable::open(&path).unwrap());
-    let q = InProcessQueue::start(table, first.clone(), fast()).await.unwrap();
+    let q = InProcessQueue::start(table, first.clone(), fast())
+        .await
+        .unwrap();
     // Group a blocks on its third message; group b runs through.
-    let a: Vec<String> = ["a0", "a1", "block-a2", "a3", "a4", "a5"].map(String::from).to_vec();
+    let a: Vec<String> = ["a0", "a1", "block-a2", "a3", "a4", "a5"]
+        .map(String::from)
+        .to_vec();
     let b: Vec<String> = (0..5).map(|i| format!("b{i}")).collect();
     for (i, body) in a.iter().enumerate() {
         q.enqueue("a", &format!("a{i}"), body).await.unwrap();
@@ -193,7 +253,12 @@ async fn a_new_queue_on_the_same_store_finishes_everything_in_order() {
         q.enqueue("b", &format!("b{i}"), body).await.unwrap();
     }
     wait_until("a blocked on its third message", || {
-        first.log.lock().unwrap().iter().any(|(_, body, _)| body == "block-a2")
+        first
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(_, body, _)| body == "block-a2")
     })
     .await;
     // The "process" dies: workers are aborted mid-message.
@@ -206,9 +271,14 @@ async fn a_new_queue_on_the_same_store_finishes_everything_in_order() {
     let second = Arc::new(Recorder::default());
     second.release.notify_one();
     let table: Arc<dyn Table> = Arc::new(SqliteTable::open(&path).unwrap());
-    let _q2 = InProcessQueue::start(table, second.clone(), fast()).await.unwrap();
+    let _q2 = InProcessQueue::start(table, second.clone(), fast())
+        .await
+        .unwrap();
     wait_until("the rest of a handled", || second.done_in("a").len() == 4).await;
-    wait_until("b finished", || first.done_in("b").len() + second.done_in("b").len() == 5).await;
+    wait_until("b finished", || {
+        first.done_in("b").len() + second.done_in("b").len() == 5
+    })
+    .await;
     assert_eq!(second.done_in("a"), ["block-a2", "a3", "a4", "a5"]);
     let mut all_b = first.done_in("b");
     all_b.extend(second.done_in("b"));
@@ -218,15 +288,22 @@ async fn a_new_queue_on_the_same_store_finishes_everything_in_order() {
 
 async fn q_enqueue_after_shutdown_is_refused(_: &Recorder) -> bool {
     let table = sqlite();
-    let q = InProcessQueue::start(table, Arc::new(Recorder::default()), fast()).await.unwrap();
+    let q = InProcessQueue::start(table, Arc::new(Recorder::default()), fast())
+        .await
+        .unwrap();
     q.shutdown(Duration::from_millis(10)).await;
-    matches!(q.enqueue("x", "y", "z").await, Err(steward_store::QueueError::Closed))
+    matches!(
+        q.enqueue("x", "y", "z").await,
+        Err(steward_store::QueueError::Closed)
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_workers_are_dropped_and_restarted_on_demand() {
     let rec = Arc::new(Recorder::default());
-    let q = InProcessQueue::start(sqlite(), rec.clone(), fast()).await.unwrap();
+    let q = InProcessQueue::start(sqlite(), rec.clone(), fast())
+        .await
+        .unwrap();
     q.enqueue("c", "1", "one").await.unwrap();
     wait_until("one handled", || rec.done_in("c").len() == 1).await;
     // Longer than `idle_worker`: the worker has exited.
@@ -238,9 +315,20 @@ async fn idle_workers_are_dropped_and_restarted_on_demand() {
 
 #[tokio::test]
 async fn bad_messages_are_refused_with_a_reason() {
-    let q = InProcessQueue::start(sqlite(), Arc::new(Recorder::default()), fast()).await.unwrap();
-    assert!(matches!(q.enqueue("", "id", "b").await, Err(steward_store::QueueError::Invalid(_))));
-    assert!(matches!(q.enqueue("g", "", "b").await, Err(steward_store::QueueError::Invalid(_))));
+    let q = InProcessQueue::start(sqlite(), Arc::new(Recorder::default()), fast())
+        .await
+        .unwrap();
+    assert!(matches!(
+        q.enqueue("", "id", "b").await,
+        Err(steward_store::QueueError::Invalid(_))
+    ));
+    assert!(matches!(
+        q.enqueue("g", "", "b").await,
+        Err(steward_store::QueueError::Invalid(_))
+    ));
     let huge = "x".repeat(300 * 1024);
-    assert!(matches!(q.enqueue("g", "id", &huge).await, Err(steward_store::QueueError::Invalid(_))));
+    assert!(matches!(
+        q.enqueue("g", "id", &huge).await,
+        Err(steward_store::QueueError::Invalid(_))
+    ));
 }

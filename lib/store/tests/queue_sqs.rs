@@ -67,14 +67,25 @@ async fn drain(client: &aws_sdk_sqs::Client, url: &str) -> Vec<(String, String)>
 
 #[tokio::test]
 async fn messages_keep_their_order_within_a_group_and_duplicates_are_dropped() {
-    let Some((client, url)) = fifo_queue().await else { return };
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
     let queue = SqsQueue::new(client.clone(), &url);
     for i in 0..6 {
-        queue.enqueue("wa:15551234567", &format!("wamid.A{i}"), &format!("a{i}")).await.unwrap();
-        queue.enqueue("tg:42", &format!("upd-{i}"), &format!("b{i}")).await.unwrap();
+        queue
+            .enqueue("wa:15551234567", &format!("wamid.A{i}"), &format!("a{i}"))
+            .await
+            .unwrap();
+        queue
+            .enqueue("tg:42", &format!("upd-{i}"), &format!("b{i}"))
+            .await
+            .unwrap();
     }
     // Provider retries: same dedupe ids again, within the window.
-    queue.enqueue("wa:15551234567", "wamid.A0", "a0-retry").await.unwrap();
+    queue
+        .enqueue("wa:15551234567", "wamid.A0", "a0-retry")
+        .await
+        .unwrap();
     queue.enqueue("tg:42", "upd-5", "b5-retry").await.unwrap();
 
     let got = drain(&client, &url).await;
@@ -82,17 +93,25 @@ async fn messages_keep_their_order_within_a_group_and_duplicates_are_dropped() {
     for (g, b) in got {
         by_group.entry(g).or_default().push(b);
     }
-    assert_eq!(by_group["wa:15551234567"], ["a0", "a1", "a2", "a3", "a4", "a5"]);
+    assert_eq!(
+        by_group["wa:15551234567"],
+        ["a0", "a1", "a2", "a3", "a4", "a5"]
+    );
     assert_eq!(by_group["tg:42"], ["b0", "b1", "b2", "b3", "b4", "b5"]);
 }
 
 #[tokio::test]
 async fn ids_sqs_would_refuse_are_hashed_stably() {
-    let Some((client, url)) = fifo_queue().await else { return };
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
     let queue = SqsQueue::new(client.clone(), &url);
     let long_id = "x".repeat(200);
     queue.enqueue("web:Zoë Ñ", &long_id, "one").await.unwrap();
-    queue.enqueue("web:Zoë Ñ", &long_id, "one again").await.unwrap();
+    queue
+        .enqueue("web:Zoë Ñ", &long_id, "one again")
+        .await
+        .unwrap();
     let got = drain(&client, &url).await;
     assert_eq!(got, [(sqs_safe_id("web:Zoë Ñ"), "one".to_string())]);
 }

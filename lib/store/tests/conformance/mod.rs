@@ -17,7 +17,7 @@ pub struct Fixture {
 }
 
 /// The moment every fixture's clock starts at (2026-11-30T12:00:00Z).
-pub const START_MILLIS: i64 = 1_796_040_000_000;
+pub const START_MILLIS: i64 = steward_store::testing::TEST_START_MILLIS;
 
 fn now(fx: &Fixture) -> i64 {
     fx.clock.now_secs_for_tests()

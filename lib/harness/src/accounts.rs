@@ -1,0 +1,310 @@
+//! Accounts: the profile (name, IANA time zone, status) under `USER#u` / `PROFILE`.
+//!
+//! Creating, pausing and resuming an account are administrative (operator commands, sign-up)
+//! and written directly: they are not the account holder's edits, so they are not on the undo
+//! stack, and resume must work on a paused account. Renaming and changing the time zone are the
+//! holder's own edits and go through the audited transaction like any other change.
+
+use serde::{Deserialize, Serialize};
+use steward_store::{Clock, Item, StoreError, Table, WriteOp};
+
+use crate::audit::Audited;
+use crate::ctx::Ctx;
+use crate::error::ServiceError;
+use crate::ids::UserId;
+use crate::keys::{self, RecordKey};
+use crate::limits::NAME_CHARS_MAX;
+
+/// Why a paused account cannot change anything, as the caller sees it.
+pub const PAUSED_REASON: &str = "this account is paused, so nothing can be changed until it is resumed. Looking things up still works.";
+
+/// Time zone used when an account is created without one.
+pub const DEFAULT_TIME_ZONE: &str = "UTC";
+
+/// Whether an account may change data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccountStatus {
+    /// Normal: reads and writes allowed.
+    Active,
+    /// Reads allowed, every write refused with [`PAUSED_REASON`].
+    Paused,
+}
+
+/// An IANA time zone name that the time zone database knows, e.g. `Europe/Berlin`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TimeZoneName(String);
+
+impl TimeZoneName {
+    /// Checks `name` against the time zone database (via `jiff`) and keeps its canonical
+    /// spelling.
+    pub fn parse(name: &str) -> Result<Self, ServiceError> {
+        let trimmed = name.trim();
+        let tz = jiff::tz::TimeZone::get(trimmed).map_err(|_| {
+            ServiceError::invalid(
+                "time zone",
+                format!(
+                    "{trimmed:?} is not a known IANA time zone; use a name like \"Europe/Berlin\" or \"America/New_York\""
+                ),
+            )
+        })?;
+        Ok(Self(tz.iana_name().unwrap_or(trimmed).to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The time zone itself, for date arithmetic.
+    pub fn time_zone(&self) -> Result<jiff::tz::TimeZone, ServiceError> {
+        jiff::tz::TimeZone::get(&self.0).map_err(|e| {
+            ServiceError::internal(format!("stored time zone {:?} vanished: {e}", self.0))
+        })
+    }
+}
+
+impl std::fmt::Display for TimeZoneName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for TimeZoneName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeZoneName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// The account's id.
+    pub user: UserId,
+    /// The holder's name, as they want to be addressed.
+    pub name: String,
+    /// The holder's time zone; times are shown in it.
+    pub time_zone: TimeZoneName,
+    /// Active or paused.
+    pub status: AccountStatus,
+    /// When the account was created, in epoch milliseconds.
+    pub created_ms: i64,
+    /// The stored item's version (not part of the stored data).
+    #[serde(skip)]
+    pub version: u64,
+}
+
+impl Profile {
+    fn from_item(item: &Item) -> Result<Self, ServiceError> {
+        let mut profile: Profile = item.parse()?;
+        profile.version = item.version;
+        Ok(profile)
+    }
+}
+
+/// Checks a person's or label's name: trimmed, 1 to [`NAME_CHARS_MAX`] characters, no control
+/// characters.
+pub(crate) fn clean_name(field: &str, name: &str) -> Result<String, ServiceError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(ServiceError::invalid(field, "it is empty"));
+    }
+    let chars = name.chars().count();
+    if chars > NAME_CHARS_MAX {
+        return Err(ServiceError::invalid(
+            field,
+            format!("it is {chars} characters long; keep it to {NAME_CHARS_MAX}"),
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ServiceError::invalid(
+            field,
+            "it contains control characters (line breaks, tabs)",
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+fn profile_key(user: &UserId) -> RecordKey {
+    RecordKey::raw(keys::user_pk(user), keys::PROFILE_SK)
+}
+
+async fn load(table: &dyn Table, user: &UserId) -> Result<Option<(Profile, Item)>, ServiceError> {
+    let key = profile_key(user);
+    match table.get(key.pk(), key.sk()).await? {
+        Some(item) => Ok(Some((Profile::from_item(&item)?, item))),
+        None => Ok(None),
+    }
+}
+
+fn no_account(user: &UserId) -> ServiceError {
+    ServiceError::not_found(format!("The account {user}"))
+}
+
+/// Creates an account with a fresh id. `time_zone` defaults to [`DEFAULT_TIME_ZONE`].
+pub async fn create_account(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    name: &str,
+    time_zone: Option<&str>,
+) -> Result<Profile, ServiceError> {
+    create_account_with_id(table, clock, UserId::generate(clock), name, time_zone).await
+}
+
+/// Creates an account under a given id (for an id issued elsewhere, and for tests).
+/// [`ServiceError::AlreadyExists`] when the id is taken.
+pub async fn create_account_with_id(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    user: UserId,
+    name: &str,
+    time_zone: Option<&str>,
+) -> Result<Profile, ServiceError> {
+    let profile = Profile {
+        user,
+        name: clean_name("name", name)?,
+        time_zone: TimeZoneName::parse(time_zone.unwrap_or(DEFAULT_TIME_ZONE))?,
+        status: AccountStatus::Active,
+        created_ms: clock.now_millis(),
+        version: 1,
+    };
+    let key = profile_key(&profile.user);
+    let item = Item::from_value(key.pk(), key.sk(), &profile)?;
+    match table.write(vec![WriteOp::put_if_absent(item)]).await {
+        Ok(()) => Ok(profile),
+        Err(StoreError::ConditionFailed { .. }) => Err(ServiceError::already_exists(format!(
+            "An account with id {}",
+            profile.user
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The account of `user`; [`ServiceError::NotFound`] when there is none.
+pub async fn get_profile(table: &dyn Table, user: &UserId) -> Result<Profile, ServiceError> {
+    load(table, user)
+        .await?
+        .map(|(p, _)| p)
+        .ok_or_else(|| no_account(user))
+}
+
+/// The caller's own account.
+pub async fn profile(ctx: &Ctx) -> Result<Profile, ServiceError> {
+    get_profile(ctx.table().as_ref(), ctx.user()).await
+}
+
+/// The account if it may change data: [`ServiceError::NotFound`] without an account,
+/// [`ServiceError::Forbidden`] with [`PAUSED_REASON`] when paused. Used by every write path.
+pub async fn ensure_can_write(table: &dyn Table, user: &UserId) -> Result<Profile, ServiceError> {
+    let profile = get_profile(table, user).await?;
+    match profile.status {
+        AccountStatus::Active => Ok(profile),
+        AccountStatus::Paused => Err(ServiceError::forbidden(PAUSED_REASON)),
+    }
+}
+
+async fn edit_profile(
+    ctx: &Ctx,
+    label: &str,
+    edit: impl FnOnce(&mut Profile),
+) -> Result<Profile, ServiceError> {
+    let (old, item) = load(ctx.table().as_ref(), ctx.user())
+        .await?
+        .ok_or_else(|| no_account(ctx.user()))?;
+    let mut new = old.clone();
+    edit(&mut new);
+    if new == old {
+        return Ok(old);
+    }
+    new.version = item.version + 1;
+    Audited::new(ctx)
+        .allow_harness_keys()
+        .label(label)
+        .replace(&item, &new)
+        .commit_with_result(new)
+        .await
+}
+
+/// Renames the caller's account (audited, undoable).
+pub async fn rename(ctx: &Ctx, name: &str) -> Result<Profile, ServiceError> {
+    let name = clean_name("name", name)?;
+    edit_profile(ctx, "Rename the account", |p| p.name = name).await
+}
+
+/// Changes the caller's time zone (audited, undoable).
+pub async fn set_time_zone(ctx: &Ctx, time_zone: &str) -> Result<Profile, ServiceError> {
+    let tz = TimeZoneName::parse(time_zone)?;
+    edit_profile(ctx, "Change the account's time zone", |p| p.time_zone = tz).await
+}
+
+async fn set_status(
+    table: &dyn Table,
+    user: &UserId,
+    status: AccountStatus,
+) -> Result<Profile, ServiceError> {
+    // A racing rename only moves the version; read again and re-apply.
+    for _ in 0..crate::limits::PROFILE_RACE_RETRIES_MAX {
+        let (mut profile, item) = load(table, user).await?.ok_or_else(|| no_account(user))?;
+        if profile.status == status {
+            return Ok(profile);
+        }
+        profile.status = status;
+        profile.version = item.version + 1;
+        let new = Item::from_value(&item.pk, &item.sk, &profile)?.with_version(profile.version);
+        match table
+            .write(vec![WriteOp::put_if_version(new, item.version)])
+            .await
+        {
+            Ok(()) => return Ok(profile),
+            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(format!("The account {user}")))
+}
+
+/// Pauses an account (administrative; not undoable): from now on every write is refused.
+pub async fn pause(table: &dyn Table, user: &UserId) -> Result<Profile, ServiceError> {
+    set_status(table, user, AccountStatus::Paused).await
+}
+
+/// Resumes a paused account (administrative; not undoable).
+pub async fn resume(table: &dyn Table, user: &UserId) -> Result<Profile, ServiceError> {
+    set_status(table, user, AccountStatus::Active).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_zones_are_checked_against_the_database() {
+        assert_eq!(
+            TimeZoneName::parse("Europe/Berlin").unwrap().as_str(),
+            "Europe/Berlin"
+        );
+        assert!(TimeZoneName::parse("UTC").is_ok());
+        let err = TimeZoneName::parse("Mars/Olympus").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("Invalid time zone: \"Mars/Olympus\" is not a known IANA time zone"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_are_trimmed_and_bounded() {
+        assert_eq!(clean_name("name", "  Dana  ").unwrap(), "Dana");
+        assert!(clean_name("name", "   ").is_err());
+        assert!(clean_name("name", &"x".repeat(NAME_CHARS_MAX + 1)).is_err());
+        assert!(clean_name("name", "a\nb").is_err());
+    }
+}

@@ -1,0 +1,208 @@
+//! The request context: who is acting, as what, under which action id, with which store.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use steward_store::{Clock, Item, Query, Table};
+
+use crate::error::ServiceError;
+use crate::ids::{ActionId, EffectKey, UserId};
+use crate::keys::{self, RecordKey};
+
+/// Who initiated a request. Undo only ever reverts actions of `User`, `Agent` and `Mcp`:
+/// `Public` writes (a visitor's registration) are someone else's and never on the undo stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    /// The account holder, through the web UI or an operator command.
+    User,
+    /// The chat agent, acting on the account holder's messages.
+    Agent,
+    /// An external AI client holding one of the account's MCP tokens.
+    Mcp,
+    /// Someone else, e.g. a visitor on a public page acting on the account's data.
+    Public,
+}
+
+impl Actor {
+    /// The lowercase name stored in audit rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::User => "user",
+            Actor::Agent => "agent",
+            Actor::Mcp => "mcp",
+            Actor::Public => "public",
+        }
+    }
+
+    /// Whether this actor's actions can be undone by the account holder.
+    pub fn is_undoable(self) -> bool {
+        !matches!(self, Actor::Public)
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything a service function needs to act for someone: the verified user (from
+/// authentication only, never from model output or tool arguments), the actor, the action id
+/// that groups this request's audit rows, the optional effect key of a model tool call, and the
+/// clock and table. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    user: UserId,
+    actor: Actor,
+    action: ActionId,
+    effect: Option<EffectKey>,
+    clock: Arc<dyn Clock>,
+    table: Arc<dyn Table>,
+}
+
+impl Ctx {
+    /// A context for `user` acting as `actor`, with a fresh action id and no effect key.
+    /// `user` must come from authentication.
+    pub fn new(table: Arc<dyn Table>, clock: Arc<dyn Clock>, user: UserId, actor: Actor) -> Self {
+        let action = ActionId::generate(clock.as_ref());
+        Self {
+            user,
+            actor,
+            action,
+            effect: None,
+            clock,
+            table,
+        }
+    }
+
+    /// The same context, for a model tool call whose result is stored under `effect`.
+    pub fn with_effect(mut self, effect: EffectKey) -> Self {
+        self.effect = Some(effect);
+        self
+    }
+
+    /// A context for the next request of the same caller: same user, actor, clock and table,
+    /// a fresh action id and no effect key. Each tool call of a turn gets its own, so undo
+    /// reverts one call at a time.
+    pub fn next_action(&self) -> Self {
+        Self {
+            user: self.user.clone(),
+            actor: self.actor,
+            action: ActionId::generate(self.clock.as_ref()),
+            effect: None,
+            clock: Arc::clone(&self.clock),
+            table: Arc::clone(&self.table),
+        }
+    }
+
+    /// The verified user this request acts for.
+    pub fn user(&self) -> &UserId {
+        &self.user
+    }
+
+    /// Who initiated the request.
+    pub fn actor(&self) -> Actor {
+        self.actor
+    }
+
+    /// The id grouping every audit row of this request.
+    pub fn action(&self) -> ActionId {
+        self.action
+    }
+
+    /// Where this tool call's result is stored, when the request is a model tool call.
+    pub fn effect(&self) -> Option<&EffectKey> {
+        self.effect.as_ref()
+    }
+
+    /// The clock (a manual one in tests).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The store.
+    pub fn table(&self) -> &Arc<dyn Table> {
+        &self.table
+    }
+
+    /// Milliseconds since the epoch, by this context's clock.
+    pub fn now_millis(&self) -> i64 {
+        self.clock.now_millis()
+    }
+
+    /// The partition of everything this user owns (`USER#u`).
+    pub fn user_pk(&self) -> String {
+        keys::user_pk(&self.user)
+    }
+
+    /// The key of a record in this user's partition, e.g. `ctx.key(format!("EVENT#{id}"))`.
+    /// The only way the domain names its per-user records, so it cannot name another user's.
+    pub fn key(&self, sk: impl Into<String>) -> RecordKey {
+        RecordKey::raw(self.user_pk(), sk)
+    }
+
+    /// Reads one record.
+    pub async fn get(&self, key: &RecordKey) -> Result<Option<Item>, ServiceError> {
+        Ok(self.table.get(key.pk(), key.sk()).await?)
+    }
+
+    /// Reads up to `max_items` of this user's records whose sort key starts with `sk_prefix`,
+    /// in sort-key order.
+    pub async fn query_records(
+        &self,
+        sk_prefix: &str,
+        max_items: usize,
+    ) -> Result<Vec<Item>, ServiceError> {
+        let query = Query::prefix(self.user_pk(), sk_prefix);
+        Ok(self.table.query_all(&query, max_items).await?)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use steward_store::{ManualClock, SqliteTable};
+
+    fn ctx() -> Ctx {
+        let clock = ManualClock::at_millis(1_700_000_000_000);
+        let table = SqliteTable::in_memory_with_clock(Arc::new(clock.clone())).unwrap();
+        Ctx::new(
+            Arc::new(table),
+            Arc::new(clock),
+            UserId::parse("u1").unwrap(),
+            Actor::Agent,
+        )
+    }
+
+    #[test]
+    fn keys_are_built_from_the_context_user() {
+        let c = ctx();
+        assert_eq!(c.user_pk(), "USER#u1");
+        let k = c.key("EVENT#e1");
+        assert_eq!((k.pk(), k.sk()), ("USER#u1", "EVENT#e1"));
+    }
+
+    #[test]
+    fn next_action_keeps_identity_and_renews_the_action() {
+        let c = ctx().with_effect(EffectKey::new(
+            crate::ids::ConversationKey::telegram(1),
+            crate::ids::ToolUseId::parse("t1").unwrap(),
+        ));
+        let n = c.next_action();
+        assert_eq!(n.user(), c.user());
+        assert_eq!(n.actor(), Actor::Agent);
+        assert!(n.action() > c.action());
+        assert!(n.effect().is_none());
+    }
+
+    #[test]
+    fn public_actions_are_not_undoable() {
+        assert!(Actor::User.is_undoable());
+        assert!(Actor::Agent.is_undoable());
+        assert!(Actor::Mcp.is_undoable());
+        assert!(!Actor::Public.is_undoable());
+        assert_eq!(serde_json::to_value(Actor::Mcp).unwrap(), "mcp");
+    }
+}

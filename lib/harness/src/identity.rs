@@ -1,0 +1,153 @@
+//! Verified channel identities (`IDENT#<channel>#<external id>` / `IDENT`) → the account.
+//!
+//! The provider verifies who is talking (a signed webhook, a validated OIDC token); this module
+//! remembers which account that identity belongs to. Each identity binds to at most one account,
+//! enforced by a conditional put. An index row under the user (`USER#u` / `IDENT#…`) lists an
+//! account's identities.
+
+use serde::{Deserialize, Serialize};
+use steward_store::{Clock, Item, Query, StoreError, Table, WriteOp};
+
+use crate::error::ServiceError;
+use crate::ids::{ChannelIdentity, UserId};
+use crate::keys;
+
+/// The stored binding of one identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentityRecord {
+    /// The identity.
+    pub identity: ChannelIdentity,
+    /// The account it belongs to.
+    pub user: UserId,
+    /// When it was bound, in epoch milliseconds.
+    pub bound_ms: i64,
+}
+
+/// The result of binding an identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    /// Newly bound to the account.
+    Bound,
+    /// It already belonged to this same account; nothing changed.
+    AlreadyYours,
+}
+
+/// The operations that bind `identity` to `user`: the identity row (only if absent) and the
+/// user's index row. Shared with linking, which adds the code's consumption to the same
+/// transaction.
+pub(crate) fn bind_ops(
+    identity: &ChannelIdentity,
+    user: &UserId,
+    now_ms: i64,
+) -> Result<Vec<WriteOp>, ServiceError> {
+    let record = IdentityRecord {
+        identity: identity.clone(),
+        user: user.clone(),
+        bound_ms: now_ms,
+    };
+    Ok(vec![
+        WriteOp::put_if_absent(Item::from_value(
+            keys::ident_pk(identity),
+            keys::IDENT_SK,
+            &record,
+        )?),
+        WriteOp::put(Item::from_value(
+            keys::user_pk(user),
+            keys::user_ident_sk(identity),
+            &record,
+        )?),
+    ])
+}
+
+/// The refusal when an identity belongs to another account.
+pub(crate) fn taken(identity: &ChannelIdentity) -> ServiceError {
+    ServiceError::forbidden(format!(
+        "this {} account is already linked to a different Steward account. Unlink it there first.",
+        identity.channel
+    ))
+}
+
+/// Binds `identity` to `user` (whose account must exist). Binding an identity the same
+/// account already holds is a no-op; one held by another account is refused.
+pub async fn bind(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    identity: &ChannelIdentity,
+    user: &UserId,
+) -> Result<Bound, ServiceError> {
+    crate::accounts::get_profile(table, user).await?;
+    match table
+        .write(bind_ops(identity, user, clock.now_millis())?)
+        .await
+    {
+        Ok(()) => Ok(Bound::Bound),
+        Err(StoreError::ConditionFailed { .. }) => match lookup(table, identity).await? {
+            Some(owner) if &owner == user => Ok(Bound::AlreadyYours),
+            Some(_) => Err(taken(identity)),
+            // Unbound between our write and our read: the caller may simply try again.
+            None => Err(ServiceError::conflict(format!(
+                "The {} link",
+                identity.channel
+            ))),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The account `identity` belongs to, if any.
+pub async fn lookup(
+    table: &dyn Table,
+    identity: &ChannelIdentity,
+) -> Result<Option<UserId>, ServiceError> {
+    match table.get(&keys::ident_pk(identity), keys::IDENT_SK).await? {
+        Some(item) => Ok(Some(item.parse::<IdentityRecord>()?.user)),
+        None => Ok(None),
+    }
+}
+
+/// Every identity bound to `user`, ordered by channel then external id.
+pub async fn list_identities(
+    table: &dyn Table,
+    user: &UserId,
+) -> Result<Vec<IdentityRecord>, ServiceError> {
+    let query = Query::prefix(keys::user_pk(user), keys::USER_IDENT_SK_PREFIX);
+    let items = table.query_all(&query, 1_000).await?;
+    items
+        .iter()
+        .map(|i| i.parse::<IdentityRecord>().map_err(ServiceError::from))
+        .collect()
+}
+
+/// Removes the binding of `identity` from `user`. [`ServiceError::NotFound`] when the identity
+/// is not bound to this account.
+pub async fn unbind(
+    table: &dyn Table,
+    identity: &ChannelIdentity,
+    user: &UserId,
+) -> Result<(), ServiceError> {
+    let pk = keys::ident_pk(identity);
+    let item = table.get(&pk, keys::IDENT_SK).await?;
+    let Some(item) = item.filter(|i| i.parse::<IdentityRecord>().is_ok_and(|r| &r.user == user))
+    else {
+        return Err(ServiceError::not_found(format!(
+            "A {} link for this account",
+            identity.channel
+        )));
+    };
+    table
+        .write(vec![
+            WriteOp::delete_if(
+                &pk,
+                keys::IDENT_SK,
+                steward_store::Condition::VersionEquals(item.version),
+            ),
+            WriteOp::delete(keys::user_pk(user), keys::user_ident_sk(identity)),
+        ])
+        .await
+        .map_err(|e| match e {
+            StoreError::ConditionFailed { .. } => {
+                ServiceError::conflict(format!("The {} link", identity.channel))
+            }
+            e => e.into(),
+        })
+}

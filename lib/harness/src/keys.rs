@@ -1,0 +1,256 @@
+//! Every key the harness owns, built in one place.
+//!
+//! | pk | sk | what |
+//! |---|---|---|
+//! | `USER#u` | `PROFILE` | the account |
+//! | `USER#u` | `ACTION#<action>` | one audited action: actor, kind, undone-by |
+//! | `USER#u` | `AUDIT#<action>#<nn>` | one changed record of that action: before and after image |
+//! | `USER#u` | `IDENT#<channel>#<external>` | index of the user's channel identities |
+//! | `USER#u` | `LINKCODE` | the user's one active linking code |
+//! | `USER#u` | `TOKEN#<token id>` | index of the user's MCP tokens |
+//! | `IDENT#<channel>#<external>` | `IDENT` | a verified channel identity → user |
+//! | `LINK#<code>` | `LINK` | a one-time linking code → user |
+//! | `TOKEN#<token id>` | `TOKEN` | an MCP token (by SHA-256) → user |
+//! | `CONV#c` | `META` | a conversation |
+//! | `CONV#c` | `EFFECT#<tool use id>` | the stored result of a tool call that changed data |
+//!
+//! The domain's records live under `USER#u` too, with keys it builds from a [`crate::Ctx`]
+//! ([`crate::Ctx::key`]), so the tenant gate is structural: a handler cannot even name another
+//! user's record. The few domain rows that must be global (a unique public slug) are made with
+//! [`index_key`], which cannot name a harness partition.
+
+use crate::ids::{ActionId, ChannelIdentity, ConversationKey, TokenId, ToolUseId, UserId};
+use crate::linking::LinkCode;
+
+/// Partition of everything a user owns.
+pub fn user_pk(user: &UserId) -> String {
+    format!("USER#{user}")
+}
+
+/// Sort key of the account profile under [`user_pk`].
+pub const PROFILE_SK: &str = "PROFILE";
+
+/// Sort-key prefix of action headers under [`user_pk`].
+pub const ACTION_SK_PREFIX: &str = "ACTION#";
+
+/// Sort key of the header of one audited action.
+pub fn action_sk(action: &ActionId) -> String {
+    format!("{ACTION_SK_PREFIX}{action}")
+}
+
+/// Sort-key prefix of all audit rows under [`user_pk`].
+pub const AUDIT_SK_PREFIX: &str = "AUDIT#";
+
+/// Sort-key prefix of the audit rows of one action.
+pub fn audit_sk_prefix(action: &ActionId) -> String {
+    format!("{AUDIT_SK_PREFIX}{action}#")
+}
+
+/// Sort key of audit row `n` (0-based) of one action; two digits keep rows in order.
+pub fn audit_sk(action: &ActionId, n: usize) -> String {
+    format!("{AUDIT_SK_PREFIX}{action}#{n:02}")
+}
+
+/// Partition of a verified channel identity.
+pub fn ident_pk(identity: &ChannelIdentity) -> String {
+    format!("IDENT#{}#{}", identity.channel, identity.external)
+}
+
+/// Sort key of a channel identity under [`ident_pk`].
+pub const IDENT_SK: &str = "IDENT";
+
+/// Sort-key prefix of the identity index rows under [`user_pk`].
+pub const USER_IDENT_SK_PREFIX: &str = "IDENT#";
+
+/// Sort key of one identity's index row under [`user_pk`].
+pub fn user_ident_sk(identity: &ChannelIdentity) -> String {
+    format!(
+        "{USER_IDENT_SK_PREFIX}{}#{}",
+        identity.channel, identity.external
+    )
+}
+
+/// Partition of a linking code.
+pub fn link_pk(code: &LinkCode) -> String {
+    format!("LINK#{code}")
+}
+
+/// Sort key of a linking code under [`link_pk`].
+pub const LINK_SK: &str = "LINK";
+
+/// Sort key, under [`user_pk`], of the row naming the user's one active linking code.
+pub const USER_LINK_CODE_SK: &str = "LINKCODE";
+
+/// Partition of an MCP token, by its id (the token's SHA-256).
+pub fn token_pk(token: &TokenId) -> String {
+    format!("TOKEN#{token}")
+}
+
+/// Sort key of a token under [`token_pk`].
+pub const TOKEN_SK: &str = "TOKEN";
+
+/// Sort-key prefix of the token index rows under [`user_pk`].
+pub const USER_TOKEN_SK_PREFIX: &str = "TOKEN#";
+
+/// Sort key of one token's index row under [`user_pk`].
+pub fn user_token_sk(token: &TokenId) -> String {
+    format!("{USER_TOKEN_SK_PREFIX}{token}")
+}
+
+/// Partition of a conversation.
+pub fn conversation_pk(conversation: &ConversationKey) -> String {
+    format!("CONV#{conversation}")
+}
+
+/// Sort key of a conversation's metadata under [`conversation_pk`].
+pub const CONVERSATION_META_SK: &str = "META";
+
+/// Sort key of a stored tool-call result under [`conversation_pk`].
+pub fn effect_sk(tool_use: &ToolUseId) -> String {
+    format!("EFFECT#{tool_use}")
+}
+
+/// Partition kinds the harness owns; the domain may not write to any of them (nor to another
+/// user's `USER#` partition).
+const HARNESS_PK_KINDS: [&str; 5] = ["USER", "IDENT", "LINK", "TOKEN", "CONV"];
+
+/// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
+const HARNESS_USER_SKS: [&str; 6] = [
+    PROFILE_SK,
+    ACTION_SK_PREFIX,
+    AUDIT_SK_PREFIX,
+    USER_IDENT_SK_PREFIX,
+    USER_LINK_CODE_SK,
+    USER_TOKEN_SK_PREFIX,
+];
+
+/// The key of a record the domain owns. Made only by [`crate::Ctx::key`] (a record in the
+/// caller's own partition) or [`index_key`] (a global uniqueness row such as a public slug).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RecordKey {
+    pk: String,
+    sk: String,
+}
+
+impl RecordKey {
+    /// Crate-internal: any key, for the harness's own rows.
+    pub(crate) fn raw(pk: impl Into<String>, sk: impl Into<String>) -> Self {
+        Self {
+            pk: pk.into(),
+            sk: sk.into(),
+        }
+    }
+
+    /// The partition key.
+    pub fn pk(&self) -> &str {
+        &self.pk
+    }
+
+    /// The sort key.
+    pub fn sk(&self) -> &str {
+        &self.sk
+    }
+}
+
+impl std::fmt::Display for RecordKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} / {}", self.pk, self.sk)
+    }
+}
+
+/// A global, domain-owned uniqueness row: pk `<KIND>#<id>`, sk `<KIND>` (e.g. `SLUG#spring-fair`
+/// / `SLUG`). `kind` is uppercase ASCII letters and must not be a harness partition kind; `id`
+/// must not contain `#`.
+pub fn index_key(kind: &str, id: &str) -> Result<RecordKey, crate::ServiceError> {
+    if kind.is_empty() || !kind.chars().all(|c| c.is_ascii_uppercase()) {
+        return Err(crate::ServiceError::internal(format!(
+            "index kind {kind:?} must be uppercase ASCII letters"
+        )));
+    }
+    if HARNESS_PK_KINDS.contains(&kind) {
+        return Err(crate::ServiceError::internal(format!(
+            "index kind {kind:?} is reserved by the harness"
+        )));
+    }
+    if id.is_empty() || id.contains('#') {
+        return Err(crate::ServiceError::invalid(
+            kind.to_ascii_lowercase(),
+            "it must be non-empty and must not contain '#'",
+        ));
+    }
+    Ok(RecordKey::raw(format!("{kind}#{id}"), kind))
+}
+
+/// Whether the domain, acting for `user`, may write `pk`/`sk`: a non-harness sort key in the
+/// user's own partition, or a global index row of a non-harness kind. `Err` says why not.
+pub(crate) fn domain_may_write(user: &UserId, pk: &str, sk: &str) -> Result<(), String> {
+    if pk == user_pk(user) {
+        let reserved = HARNESS_USER_SKS.iter().any(|r| {
+            if r.ends_with('#') {
+                sk.starts_with(r)
+            } else {
+                sk == *r
+            }
+        });
+        return if reserved {
+            Err(format!("sort key {sk:?} is reserved by the harness"))
+        } else {
+            Ok(())
+        };
+    }
+    let kind = pk.split('#').next().unwrap_or(pk);
+    if HARNESS_PK_KINDS.contains(&kind) {
+        return Err(format!(
+            "partition {pk:?} is not the caller's and belongs to the harness or another user"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn user() -> UserId {
+        UserId::parse("u1").unwrap()
+    }
+
+    #[test]
+    fn harness_keys_have_the_documented_shapes() {
+        let u = user();
+        assert_eq!(user_pk(&u), "USER#u1");
+        let id = ChannelIdentity::parse("wa", "4915112345").unwrap();
+        assert_eq!(ident_pk(&id), "IDENT#wa#4915112345");
+        assert_eq!(user_ident_sk(&id), "IDENT#wa#4915112345");
+        let conv = ConversationKey::telegram(7);
+        assert_eq!(conversation_pk(&conv), "CONV#tg:7");
+        let t = ToolUseId::parse("toolu_9").unwrap();
+        assert_eq!(effect_sk(&t), "EFFECT#toolu_9");
+        let action = ActionId::parse("01HZX3M5Q8V6T2N4K7J9R1B0CD").unwrap();
+        assert_eq!(audit_sk(&action, 3), "AUDIT#01HZX3M5Q8V6T2N4K7J9R1B0CD#03");
+        assert!(audit_sk(&action, 3).starts_with(&audit_sk_prefix(&action)));
+        assert_eq!(action_sk(&action), "ACTION#01HZX3M5Q8V6T2N4K7J9R1B0CD");
+    }
+
+    #[test]
+    fn domain_writes_stay_in_the_callers_partition() {
+        let u = user();
+        assert!(domain_may_write(&u, "USER#u1", "EVENT#e1").is_ok());
+        assert!(domain_may_write(&u, "USER#u1", "PROFILE").is_err());
+        assert!(domain_may_write(&u, "USER#u1", "AUDIT#x#00").is_err());
+        assert!(domain_may_write(&u, "USER#u1", "TOKEN#abc").is_err());
+        assert!(domain_may_write(&u, "USER#u2", "EVENT#e1").is_err());
+        assert!(domain_may_write(&u, "IDENT#wa#1", "IDENT").is_err());
+        assert!(domain_may_write(&u, "SLUG#fair", "SLUG").is_ok());
+    }
+
+    #[test]
+    fn index_keys_refuse_harness_kinds() {
+        let k = index_key("SLUG", "spring-fair").unwrap();
+        assert_eq!((k.pk(), k.sk()), ("SLUG#spring-fair", "SLUG"));
+        assert!(index_key("USER", "u2").is_err());
+        assert!(index_key("slug", "x").is_err());
+        assert!(index_key("SLUG", "a#b").is_err());
+    }
+}

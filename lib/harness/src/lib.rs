@@ -1,0 +1,49 @@
+//! The reusable agent harness. It never names anything of the domain: a domain plugs in
+//! through the tool [`Registry`], a [`RiskPolicy`] and a [`ContextSource`].
+//!
+//! Modules, each named after what it owns:
+//! * [`ids`]: identifier newtypes that check their text ([`UserId`], [`ActionId`], …).
+//! * [`keys`]: every key the harness owns, and [`RecordKey`] for the domain's.
+//! * [`ctx`]: [`Ctx`], who acts, as what, under which action id.
+//! * [`error`]: [`ServiceError`], expected failures with readable messages.
+//! * [`audit`]: [`Audited`], the one audited transaction every mutation uses.
+//! * [`effect`]: stored results of tool calls, so a call never acts twice.
+//! * [`undo`]: revert the newest undoable action, last in first out.
+//! * [`accounts`], [`identity`], [`linking`], [`tokens`]: profiles, channel identities,
+//!   one-time linking codes, MCP access tokens.
+//! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`].
+//! * [`domain`]: the traits a domain implements.
+//! * [`limits`]: every limit, named with its unit.
+
+pub mod accounts;
+pub mod audit;
+pub mod ctx;
+pub mod domain;
+pub mod effect;
+pub mod error;
+pub mod identity;
+pub mod ids;
+pub mod keys;
+pub mod limits;
+pub mod linking;
+pub mod outcome;
+pub mod registry;
+pub mod tokens;
+pub mod tool;
+pub mod undo;
+
+pub use accounts::{AccountStatus, Profile, TimeZoneName};
+pub use audit::{Audited, audited};
+pub use ctx::{Actor, Ctx};
+pub use domain::{ContextSource, NoRisk, RiskPolicy};
+pub use error::ServiceError;
+pub use ids::{
+    ActionId, ChannelIdentity, ChannelName, ConversationKey, EffectKey, ExternalId, TokenId,
+    ToolUseId, UserId,
+};
+pub use keys::RecordKey;
+pub use limits::TOOL_RESULT_CHARS_MAX;
+pub use outcome::{ToolError, ToolErrorKind, ToolOutcome};
+pub use registry::{McpTool, ModelTool, Registry, UnknownTool};
+pub use tool::{ToolDef, ToolDefError, ToolResult};
+pub use undo::{UndoSummary, prepare_undo, undo_last};

@@ -1,0 +1,49 @@
+//! The harness's limits, each named with its unit and the reason for its value.
+
+use steward_store::TRANSACTION_OPS_MAX;
+
+/// Longest serialized tool result handed to the model, in characters. One unbounded result
+/// (a list of 2,000 attendees) could eat the context budget of the whole conversation in a
+/// single call; 20,000 characters is plenty for a summary plus the stable ids the model needs,
+/// and the truncation marker tells it to ask for less.
+pub const TOOL_RESULT_CHARS_MAX: usize = 20_000;
+
+/// Operations of an audited transaction that are not per-change: the action header row, the
+/// profile check (a paused account cannot write), the effect item, and one spare for an
+/// operation another harness part adds (consuming a confirmation, marking an action undone).
+pub const AUDITED_FIXED_OPS: usize = 4;
+
+/// Most record changes one audited transaction can hold. Each change costs two operations (the
+/// record and its audit row) and DynamoDB allows [`TRANSACTION_OPS_MAX`] per transaction.
+pub const AUDITED_CHANGES_MAX: usize = (TRANSACTION_OPS_MAX - AUDITED_FIXED_OPS) / 2;
+
+/// How long the stored result of a tool call that changed data is kept, in seconds (8 days).
+/// A retried call can only arrive while its inbound message can still be redelivered: Meta
+/// retries a webhook for up to 7 days, and the inbox record that dedupes it lives 8 days.
+pub const EFFECT_TTL_SECS: i64 = 8 * 24 * 60 * 60;
+
+/// How many action headers undo looks through for the newest undoable action. Undone actions
+/// and undos themselves are skipped, so a long run of undos is the only way to get near it.
+pub const UNDO_SCAN_ACTIONS_MAX: usize = 500;
+
+/// How long a linking code stays valid, in seconds (30 minutes): long enough to switch from the
+/// web app to the phone and send it, short enough that a leaked screenshot soon stops working.
+pub const LINK_CODE_TTL_SECS: i64 = 30 * 60;
+
+/// Length of a linking code, in characters. With a 32-letter alphabet that is about 30 bits:
+/// unguessable within 30 minutes behind the per-conversation message cap.
+pub const LINK_CODE_LEN: usize = 6;
+
+/// Bytes of randomness in an MCP access token.
+pub const TOKEN_RANDOM_BYTES: usize = 32;
+
+/// A token's last-used time is rewritten at most this often, in seconds, so authenticating a
+/// busy client does not turn every request into a write.
+pub const TOKEN_LAST_USED_RESOLUTION_SECS: i64 = 60;
+
+/// Longest account or token label, in characters.
+pub const NAME_CHARS_MAX: usize = 100;
+
+/// How many times an audited transaction is retried when only the account profile changed
+/// under it (a rename, a usage counter): the record checks are the caller's, so a retry is safe.
+pub const PROFILE_RACE_RETRIES_MAX: usize = 3;

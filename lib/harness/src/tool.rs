@@ -1,0 +1,437 @@
+//! One capability, defined once: [`ToolDef`] = name, model-facing description, typed input
+//! with a `schemars` JSON Schema, flags, and an async handler. The model's tool list, the MCP
+//! tool list and argument validation are all derived from it (see [`crate::Registry`]).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ctx::Ctx;
+use crate::error::ServiceError;
+
+/// Longest validation message kept per offending field, in characters; the schema error can
+/// quote the whole offending value.
+const FIELD_PROBLEM_CHARS_MAX: usize = 200;
+
+/// Argument names that would let a caller choose whose data a tool touches.
+const USER_FIELDS: [&str; 4] = ["user", "user_id", "userId", "userid"];
+
+/// What a tool returns on success, written for the model: a one- or two-sentence summary it
+/// can relay, optional structured data with stable ids, an optional URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// One or two plain sentences: what happened, and what to do next if anything.
+    pub summary: String,
+    /// Structured details (ids, names, counts) when the model needs them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// A link worth giving the user (a public page, a deep link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl ToolResult {
+    /// A result with just a summary.
+    pub fn new(summary: impl Into<String>) -> Self {
+        Self {
+            summary: summary.into(),
+            data: None,
+            url: None,
+        }
+    }
+
+    /// The same result with structured data.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The same result with a URL.
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+}
+
+/// Why a tool definition or registry could not be built (a programming error, found at start).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolDefError {
+    /// Tool names must be `[a-zA-Z0-9_-]`, 1 to 64 characters (the model APIs' rule).
+    #[error("tool name {0:?} must be 1 to 64 letters, digits, '_' or '-'")]
+    InvalidName(String),
+    /// The input type's schema is not a JSON object schema.
+    #[error("the input of tool {0:?} must be a struct (a JSON object schema)")]
+    InputNotObject(String),
+    /// The generated schema could not be compiled for validation.
+    #[error("the input schema of tool {name:?} does not compile: {problem}")]
+    Schema {
+        /// The tool.
+        name: String,
+        /// What the validator said.
+        problem: String,
+    },
+    /// The input declares a user field. Identity comes from authentication through the
+    /// [`Ctx`], never from arguments, so no tool may even ask for one.
+    #[error(
+        "the input of tool {name:?} has a field {field:?}; identity comes from the Ctx, never from arguments"
+    )]
+    UserField {
+        /// The tool.
+        name: String,
+        /// The offending property.
+        field: String,
+    },
+    /// Two tools with the same name in one registry.
+    #[error("tool {0:?} is registered twice")]
+    Duplicate(String),
+}
+
+/// How a type-erased handler failed.
+#[derive(Debug)]
+pub(crate) enum HandlerError {
+    /// The arguments passed the schema but did not deserialize into the input type.
+    Arguments(String),
+    /// The service said no (or broke).
+    Service(ServiceError),
+}
+
+type Handler =
+    Arc<dyn Fn(Ctx, Value) -> BoxFuture<'static, Result<ToolResult, HandlerError>> + Send + Sync>;
+
+/// One tool: see the [module docs](self).
+#[derive(Clone)]
+pub struct ToolDef {
+    name: String,
+    description: String,
+    input_schema: Value,
+    validator: Arc<jsonschema::Validator>,
+    read_only: bool,
+    risky: bool,
+    idempotent: bool,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .field("read_only", &self.read_only)
+            .field("risky", &self.risky)
+            .field("idempotent", &self.idempotent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// Defines a tool whose input is `I` (its JSON Schema is generated here, once) and whose
+    /// handler is `handler`. The tool is a write tool, not risky, not idempotent until the
+    /// builder methods say otherwise. The input type must not have a user field: identity
+    /// comes from the [`Ctx`], and unknown argument fields are dropped before deserializing.
+    pub fn new<I, F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Result<Self, ToolDefError>
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(Ctx, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, ServiceError>> + Send + 'static,
+    {
+        let name = name.into();
+        let valid_name = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(ToolDefError::InvalidName(name));
+        }
+        let input_schema = model_schema(schemars::schema_for!(I).to_value());
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ToolDefError::InputNotObject(name));
+        }
+        if let Some(props) = input_schema.get("properties").and_then(Value::as_object)
+            && let Some(field) = USER_FIELDS.iter().find(|f| props.contains_key(**f))
+        {
+            return Err(ToolDefError::UserField {
+                name,
+                field: (*field).to_owned(),
+            });
+        }
+        let validator =
+            jsonschema::validator_for(&input_schema).map_err(|e| ToolDefError::Schema {
+                name: name.clone(),
+                problem: e.to_string(),
+            })?;
+        let handler = Arc::new(handler);
+        let erased: Handler = Arc::new(move |ctx: Ctx, args: Value| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let input: I = serde_json::from_value(args)
+                    .map_err(|e| HandlerError::Arguments(e.to_string()))?;
+                handler(ctx, input).await.map_err(HandlerError::Service)
+            }
+            .boxed()
+        });
+        Ok(Self {
+            name,
+            description: description.into(),
+            input_schema,
+            validator: Arc::new(validator),
+            read_only: false,
+            risky: false,
+            idempotent: false,
+            handler: erased,
+        })
+    }
+
+    /// Marks the tool as read-only: it changes nothing, so it works on a paused account and
+    /// skips the effect bookkeeping.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Marks the tool as one the domain's risk policy may hold for confirmation (destructive or
+    /// visible to others); MCP clients see `destructiveHint: true`.
+    pub fn risky(mut self) -> Self {
+        self.risky = true;
+        self
+    }
+
+    /// Marks the tool as idempotent: calling it again with the same arguments changes nothing
+    /// more (MCP `idempotentHint`).
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description written for the model.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The input's JSON Schema as sent to the model and MCP clients.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// Whether the tool only reads.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether the tool is flagged risky.
+    pub fn is_risky(&self) -> bool {
+        self.risky
+    }
+
+    /// Whether the tool is idempotent.
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
+    }
+
+    /// Checks `args` against the schema and drops unknown top-level fields. `Err` names every
+    /// offending field: "Invalid arguments: name: …; capacity: …".
+    pub fn validate(&self, args: Value) -> Result<Value, String> {
+        let args = match args {
+            Value::Null => Value::Object(Map::new()),
+            other => other,
+        };
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(&args)
+            .map(|e| describe_error(&e))
+            .collect();
+        if !problems.is_empty() {
+            return Err(format!("Invalid arguments: {}", problems.join("; ")));
+        }
+        Ok(self.drop_unknown_fields(args))
+    }
+
+    /// Keeps only the properties the schema declares, so a model-invented field (a `user_id`)
+    /// can never reach the handler, whatever the input type's serde attributes say.
+    fn drop_unknown_fields(&self, args: Value) -> Value {
+        let Some(known) = self
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            return args;
+        };
+        if self.input_schema.get("additionalProperties").is_some() {
+            // A map-like input declares its extra keys as data; keep them.
+            return args;
+        }
+        match args {
+            Value::Object(fields) => Value::Object(
+                fields
+                    .into_iter()
+                    .filter(|(k, _)| known.contains_key(k))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// Runs the handler on already validated arguments.
+    pub(crate) fn run(
+        &self,
+        ctx: Ctx,
+        args: Value,
+    ) -> BoxFuture<'static, Result<ToolResult, HandlerError>> {
+        (self.handler)(ctx, args)
+    }
+}
+
+/// The schema as the model and MCP get it: no `$schema`/`title` noise, and no
+/// `additionalProperties: false` anywhere, because unknown fields are dropped, not refused.
+fn model_schema(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    strip_closed_objects(&mut schema);
+    schema
+}
+
+fn strip_closed_objects(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            map.values_mut().for_each(strip_closed_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_closed_objects),
+        _ => {}
+    }
+}
+
+/// "field: problem" for one schema violation, with a dotted path (`sessions.0.title`).
+fn describe_error(error: &jsonschema::ValidationError<'_>) -> String {
+    let mut path: Vec<String> = error
+        .instance_path()
+        .as_str()
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let problem = match error.kind() {
+        jsonschema::error::ValidationErrorKind::Required { property } => {
+            path.push(
+                property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned),
+            );
+            "required but missing".to_owned()
+        }
+        _ => error.to_string(),
+    };
+    let field = if path.is_empty() {
+        "(arguments)".to_owned()
+    } else {
+        path.join(".")
+    };
+    let problem = if problem.chars().count() > FIELD_PROBLEM_CHARS_MAX {
+        let cut: String = problem.chars().take(FIELD_PROBLEM_CHARS_MAX).collect();
+        format!("{cut}…")
+    } else {
+        problem
+    };
+    format!("{field}: {problem}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Input {
+        /// The title.
+        title: String,
+        /// How many.
+        count: u32,
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+
+    fn tool() -> ToolDef {
+        ToolDef::new::<Input, _, _>("make", "Makes things.", |_ctx, input: Input| async move {
+            Ok(ToolResult::new(input.title))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn schema_is_an_open_object_without_noise() {
+        let t = tool();
+        let schema = t.input_schema();
+        assert_eq!(schema["type"], "object");
+        assert!(schema.get("$schema").is_none());
+        assert!(schema.get("title").is_none());
+        assert!(schema.get("additionalProperties").is_none());
+        assert!(schema["properties"]["title"].is_object());
+    }
+
+    #[test]
+    fn every_offending_field_is_named() {
+        let err = tool()
+            .validate(serde_json::json!({"count": "three", "tags": [1]}))
+            .unwrap_err();
+        assert!(err.starts_with("Invalid arguments: "), "{err}");
+        assert!(err.contains("title: required but missing"), "{err}");
+        assert!(err.contains("count: "), "{err}");
+        assert!(err.contains("tags.0: "), "{err}");
+    }
+
+    #[test]
+    fn unknown_fields_are_dropped() {
+        let args = tool()
+            .validate(serde_json::json!({"title": "a", "count": 1, "user_id": "someone-else"}))
+            .unwrap();
+        assert!(args.get("user_id").is_none());
+        assert_eq!(args["title"], "a");
+    }
+
+    #[test]
+    fn null_arguments_mean_an_empty_object() {
+        let err = tool().validate(Value::Null).unwrap_err();
+        assert!(err.contains("title: required but missing"), "{err}");
+    }
+
+    #[test]
+    fn inputs_with_a_user_field_are_refused() {
+        #[derive(Deserialize, JsonSchema)]
+        #[allow(dead_code)]
+        struct Sneaky {
+            user_id: String,
+        }
+        let r = ToolDef::new::<Sneaky, _, _>("sneaky", "d", |_c, _i: Sneaky| async {
+            Ok(ToolResult::new("x"))
+        });
+        assert!(matches!(r, Err(ToolDefError::UserField { ref field, .. }) if field == "user_id"));
+    }
+
+    #[test]
+    fn bad_names_are_refused() {
+        let r = ToolDef::new::<Input, _, _>("has space", "d", |_c, _i: Input| async {
+            Ok(ToolResult::new("x"))
+        });
+        assert!(matches!(r, Err(ToolDefError::InvalidName(_))));
+    }
+}

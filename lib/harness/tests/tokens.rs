@@ -1,0 +1,177 @@
+//! MCP access tokens: create, list, authenticate, record use, revoke.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use steward_harness::limits::TOKEN_LAST_USED_RESOLUTION_SECS;
+use steward_harness::tokens::{self, TOKEN_PREFIX};
+use steward_harness::{Actor, ServiceError, TokenId, UserId};
+use support::World;
+
+#[tokio::test]
+async fn a_token_authenticates_its_user_and_only_its_hash_is_stored() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let t = w.table.as_ref();
+    let new = tokens::create_token(t, &w.clock, &u, Some("Claude desktop"))
+        .await
+        .unwrap();
+    assert!(new.token.starts_with(TOKEN_PREFIX));
+    assert_eq!(
+        new.token.len(),
+        TOKEN_PREFIX.len() + 43,
+        "32 bytes, base64url"
+    );
+    assert_eq!(new.record.label, "Claude desktop");
+    assert_eq!(new.record.id, tokens::token_id_of(&new.token));
+
+    // The secret appears nowhere in the store.
+    for pk in ["USER#u1", &format!("TOKEN#{}", new.record.id)] {
+        for (_, _, data) in w.dump(pk).await {
+            assert!(!data.to_string().contains(&new.token[TOKEN_PREFIX.len()..]));
+        }
+    }
+
+    let who = tokens::authenticate(t, &w.clock, &new.token)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(who.user, u);
+    assert_eq!(who.last_used_ms, Some(support::T0_MILLIS));
+
+    assert!(
+        tokens::authenticate(t, &w.clock, "stw_wrong")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        tokens::authenticate(t, &w.clock, "")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let long = format!("{TOKEN_PREFIX}{}", "a".repeat(1000));
+    assert!(
+        tokens::authenticate(t, &w.clock, &long)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn last_use_is_recorded_at_most_once_a_minute() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let t = w.table.as_ref();
+    let new = tokens::create_token(t, &w.clock, &u, None).await.unwrap();
+    assert_eq!(new.record.label, tokens::DEFAULT_TOKEN_LABEL);
+    tokens::authenticate(t, &w.clock, &new.token).await.unwrap();
+    w.clock.advance_millis(1_000);
+    tokens::authenticate(t, &w.clock, &new.token).await.unwrap();
+    let r = tokens::get_token(t, &new.record.id).await.unwrap();
+    assert_eq!(r.last_used_ms, Some(support::T0_MILLIS));
+    w.clock
+        .advance_millis(TOKEN_LAST_USED_RESOLUTION_SECS * 1000);
+    tokens::authenticate(t, &w.clock, &new.token).await.unwrap();
+    let r = tokens::get_token(t, &new.record.id).await.unwrap();
+    assert_eq!(
+        r.last_used_ms,
+        Some(support::T0_MILLIS + 1_000 + TOKEN_LAST_USED_RESOLUTION_SECS * 1000)
+    );
+}
+
+#[tokio::test]
+async fn tokens_are_listed_per_user_and_revoked_for_good() {
+    let w = World::new();
+    let u1 = w.account("u1").await;
+    let u2 = w.account("u2").await;
+    let t = w.table.as_ref();
+    let a = tokens::create_token(t, &w.clock, &u1, Some("a"))
+        .await
+        .unwrap();
+    w.clock.advance_millis(10);
+    let b = tokens::create_token(t, &w.clock, &u1, Some("b"))
+        .await
+        .unwrap();
+    let c = tokens::create_token(t, &w.clock, &u2, Some("c"))
+        .await
+        .unwrap();
+    let listed: Vec<String> = tokens::list_tokens(t, &u1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.label)
+        .collect();
+    assert_eq!(listed, ["a", "b"]);
+
+    let revoked = tokens::revoke_token(t, &w.clock, &a.record.id)
+        .await
+        .unwrap();
+    assert!(revoked.revoked);
+    assert_eq!(revoked.revoked_ms, Some(support::T0_MILLIS + 10));
+    assert!(
+        tokens::authenticate(t, &w.clock, &a.token)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        tokens::authenticate(t, &w.clock, &b.token)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Revoking again is a no-op.
+    assert!(
+        tokens::revoke_token(t, &w.clock, &a.record.id)
+            .await
+            .unwrap()
+            .revoked
+    );
+    let listed = tokens::list_tokens(t, &u1).await.unwrap();
+    assert!(listed[0].revoked && !listed[1].revoked);
+
+    // A user can revoke only their own tokens.
+    let ctx = w.ctx(&u1, Actor::User);
+    let err = tokens::revoke_own_token(&ctx, &c.record.id)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::NotFound { .. }));
+    assert!(
+        tokens::authenticate(t, &w.clock, &c.token)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    tokens::revoke_own_token(&ctx, &b.record.id).await.unwrap();
+    assert!(
+        tokens::authenticate(t, &w.clock, &b.token)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let unknown = TokenId::parse(&"0".repeat(64)).unwrap();
+    let err = tokens::revoke_token(t, &w.clock, &unknown)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::NotFound { .. }));
+}
+
+#[tokio::test]
+async fn token_creation_errors() {
+    let w = World::new();
+    let t = w.table.as_ref();
+    let ghost = UserId::parse("ghost").unwrap();
+    let err = tokens::create_token(t, &w.clock, &ghost, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServiceError::NotFound { .. }));
+    let u = w.account("u1").await;
+    let err = tokens::create_token(t, &w.clock, &u, Some("  "))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Invalid label: it is empty");
+}

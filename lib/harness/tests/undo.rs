@@ -1,0 +1,269 @@
+//! Undo: last in first out, whole actions, never over a later change, never a public action,
+//! and an undo is recorded but not itself undone.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use steward_harness::audit::{ActionHeader, ActionKind};
+use steward_harness::undo::UndoneKind;
+use steward_harness::{Actor, Audited, ServiceError, accounts, keys, prepare_undo, undo_last};
+use support::notes::{self, Calls};
+use support::{World, effect};
+
+async fn titles(w: &World, ctx: &steward_harness::Ctx) -> Vec<String> {
+    let mut t: Vec<String> = notes::list(ctx)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.title)
+        .collect();
+    t.sort();
+    let _ = w;
+    t
+}
+
+#[tokio::test]
+async fn undo_walks_back_last_in_first_out() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::Agent);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    notes::add(&ctx.next_action(), "B").await.unwrap();
+    notes::rename(&ctx.next_action(), &a.id, "A2")
+        .await
+        .unwrap();
+    assert_eq!(titles(&w, &ctx).await, ["A2", "B"]);
+
+    let s = undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(s.changes.len(), 1);
+    assert_eq!(s.changes[0].kind, UndoneKind::Updated);
+    assert_eq!(s.label.as_deref(), Some(&*format!("Rename note {}", a.id)));
+    assert_eq!(titles(&w, &ctx).await, ["A", "B"]);
+
+    let s = undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(s.changes[0].kind, UndoneKind::Created);
+    assert_eq!(titles(&w, &ctx).await, ["A"]);
+
+    // Undo #3 reverts the first action, not an undo.
+    undo_last(&ctx.next_action()).await.unwrap();
+    assert!(titles(&w, &ctx).await.is_empty());
+
+    let err = undo_last(&ctx.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "Could not undo: there is nothing to undo. Nothing was changed."
+    );
+}
+
+#[tokio::test]
+async fn all_rows_of_one_action_revert_together() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let keep = notes::add(&ctx, "Keep").await.unwrap();
+    let batch = ctx.next_action();
+    let (tx, _) = notes::plan_add(&batch, &["X".into(), "Y".into(), "Z".into()]).unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(notes::list(&ctx).await.unwrap().len(), 4);
+
+    let s = undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(s.undone, batch.action());
+    assert_eq!(s.changes.len(), 3);
+    assert_eq!(s.sentence(), "Undid \"Add 3 note(s)\" (3 records).");
+    let left = notes::list(&ctx).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, keep.id);
+}
+
+#[tokio::test]
+async fn undoing_a_delete_recreates_the_record_at_a_higher_version() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    notes::rename(&ctx.next_action(), &a.id, "A2")
+        .await
+        .unwrap();
+    notes::delete(&ctx.next_action(), &a.id).await.unwrap();
+    let s = undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(s.changes[0].kind, UndoneKind::Deleted);
+    let (note, item) = notes::load(&ctx, &a.id).await.unwrap();
+    assert_eq!(note.title, "A2");
+    assert_eq!(item.version, 3, "versions never go back");
+}
+
+#[tokio::test]
+async fn undo_refuses_when_a_record_changed_since() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::Agent);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    let b = notes::add(&ctx.next_action(), "B").await.unwrap();
+    // Someone edits B behind the audit trail's back (a direct store write, e.g. another tool
+    // path with a bug, or a public action that is not undoable).
+    let (_, b_item) = notes::load(&ctx, &b.id).await.unwrap();
+    let public = w.ctx(&u, Actor::Public);
+    Audited::new(&public)
+        .replace(&b_item, json!({"id": b.id, "title": "B by a visitor"}))
+        .commit()
+        .await
+        .unwrap();
+
+    let before = w.dump("USER#u1").await;
+    let err = undo_last(&ctx.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains(&format!("NOTE#{}", b.id)), "{msg}");
+    assert!(msg.contains("never overwrites a later change"), "{msg}");
+    assert!(msg.ends_with("Nothing was changed."), "{msg}");
+    assert_eq!(w.dump("USER#u1").await, before, "nothing written");
+    let _ = a;
+}
+
+#[tokio::test]
+async fn public_actions_are_never_undone() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let owner = w.ctx(&u, Actor::User);
+    notes::add(&owner, "Mine").await.unwrap();
+    // A visitor adds a record to the owner's partition (like a public registration).
+    let visitor = w.ctx(&u, Actor::Public);
+    let theirs = notes::add(&visitor, "Visitor's").await.unwrap();
+
+    let s = undo_last(&owner.next_action()).await.unwrap();
+    assert_eq!(s.actor, Actor::User);
+    let left = notes::list(&owner).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, theirs.id, "the visitor's record stays");
+
+    let err = undo_last(&owner.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+    assert_eq!(notes::list(&owner).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_undo_is_recorded_and_marks_the_original() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::Mcp);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    let undo_ctx = ctx.next_action();
+    let s = undo_last(&undo_ctx).await.unwrap();
+    assert_eq!(s.undo_action, undo_ctx.action());
+
+    let original: ActionHeader = w
+        .table
+        .get("USER#u1", &keys::action_sk(&ctx.action()))
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(original.undone_by, Some(undo_ctx.action()));
+    let undo: ActionHeader = w
+        .table
+        .get("USER#u1", &keys::action_sk(&undo_ctx.action()))
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(undo.kind, ActionKind::Undo);
+    assert_eq!(undo.undoes, Some(ctx.action()));
+    assert_eq!(undo.actor, Actor::Mcp);
+    assert_eq!(undo.changes, 1);
+    assert_eq!(undo.label.as_deref(), Some("Undo: Add 1 note(s)"));
+    assert!(notes::load(&ctx, &a.id).await.is_err());
+}
+
+#[tokio::test]
+async fn undo_after_undo_of_a_later_edit_still_matches() {
+    // A creates, B edits, undo B (restores A's data at a new version), undo A (must see the
+    // record as A left it, despite the version having moved).
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    notes::rename(&ctx.next_action(), &a.id, "A2")
+        .await
+        .unwrap();
+    undo_last(&ctx.next_action()).await.unwrap();
+    undo_last(&ctx.next_action()).await.unwrap();
+    assert!(notes::list(&ctx).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn undo_is_refused_on_a_paused_account() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    notes::add(&ctx, "A").await.unwrap();
+    accounts::pause(w.table.as_ref(), &u).await.unwrap();
+    let err = undo_last(&ctx.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::Forbidden { .. }), "{err:?}");
+    assert_eq!(notes::list(&ctx).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_undo_tool_call_retried_undoes_only_once() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::Agent);
+    notes::add(&ctx, "A").await.unwrap();
+    notes::add(&ctx.next_action(), "B").await.unwrap();
+    let registry = notes::registry(Arc::new(Calls::default()));
+
+    let call = ctx.next_action().with_effect(effect("toolu_undo"));
+    let first = registry
+        .call(call.clone(), "undo_last_action", json!({}))
+        .await
+        .unwrap();
+    let retry = ctx.next_action().with_effect(effect("toolu_undo"));
+    let second = registry
+        .call(retry, "undo_last_action", json!({}))
+        .await
+        .unwrap();
+    assert!(first.is_ok(), "{first:?}");
+    assert_eq!(first, second);
+    assert_eq!(titles(&w, &ctx).await, ["A"], "only B was undone");
+
+    // The same through the plain service function.
+    let svc = ctx.next_action().with_effect(effect("toolu_undo2"));
+    let s1 = undo_last(&svc).await.unwrap();
+    let s2 = undo_last(&ctx.next_action().with_effect(effect("toolu_undo2")))
+        .await
+        .unwrap();
+    assert_eq!(s1, s2);
+    assert!(titles(&w, &ctx).await.is_empty());
+}
+
+#[tokio::test]
+async fn prepare_undo_shows_what_would_be_reverted_without_writing() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    let before = w.dump("USER#u1").await;
+    let prepared = prepare_undo(&ctx.next_action()).await.unwrap();
+    assert_eq!(prepared.summary().changes[0].sk, format!("NOTE#{}", a.id));
+    assert_eq!(
+        prepared.summary().changes[0].discarded.as_ref().unwrap()["title"],
+        "A"
+    );
+    drop(prepared);
+    assert_eq!(w.dump("USER#u1").await, before);
+}
+
+#[tokio::test]
+async fn renaming_the_account_is_undoable() {
+    let w = World::new();
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    accounts::rename(&ctx, "New name").await.unwrap();
+    undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(accounts::profile(&ctx).await.unwrap().name, "Owner u1");
+}

@@ -1,0 +1,348 @@
+//! The Claude API client: `POST {base}/v1/messages` over reqwest (rustls).
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+
+use crate::client::LlmClient;
+use crate::error::LlmError;
+use crate::limits::{
+    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, ERROR_BODY_CHARS_MAX,
+    MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
+};
+use crate::retry::with_one_retry;
+use crate::wire::{CreateRequest, CreateResponse};
+
+/// An Anthropic API key. Its `Debug` never shows the key, so it cannot leak into a log.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key (read once at start from the environment or SSM).
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Settings of an [`AnthropicClient`]. Start from [`AnthropicConfig::new`], which sets the
+/// defaults, and adjust with the `with_` methods.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// The API key, sent as `x-api-key`.
+    pub api_key: ApiKey,
+    /// The API root without `/v1` (default `https://api.anthropic.com`; the binary passes
+    /// `ANTHROPIC_BASE_URL` here).
+    pub base_url: String,
+    /// Values for the `anthropic-beta` header; none means no header.
+    pub betas: Vec<String>,
+    /// How long one attempt may take (default [`MODEL_TIMEOUT_SECS`]).
+    pub timeout: Duration,
+    /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
+    pub retry_backoff: Duration,
+}
+
+impl AnthropicConfig {
+    /// The default configuration for the given API key.
+    pub fn new(api_key: impl Into<String>) -> Self {
+        Self {
+            api_key: ApiKey::new(api_key),
+            base_url: DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
+            betas: Vec::new(),
+            timeout: Duration::from_secs(MODEL_TIMEOUT_SECS),
+            retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
+        }
+    }
+
+    /// Uses another API root (a proxy, or a local fake server in tests).
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// Sends these `anthropic-beta` values (joined with commas).
+    pub fn with_betas(mut self, betas: Vec<String>) -> Self {
+        self.betas = betas;
+        self
+    }
+
+    /// Uses another per-attempt timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Uses another pause before the retry.
+    pub fn with_retry_backoff(mut self, retry_backoff: Duration) -> Self {
+        self.retry_backoff = retry_backoff;
+        self
+    }
+}
+
+/// The Claude Messages API over HTTPS, with one retry on a timeout, 5xx or overload.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    endpoint: String,
+    timeout: Duration,
+    retry_backoff: Duration,
+}
+
+impl AnthropicClient {
+    /// Builds a client. Fails if the key or a beta value cannot be sent as an HTTP header, or
+    /// the HTTP stack cannot start.
+    pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
+        let mut headers = HeaderMap::new();
+        let mut key = HeaderValue::from_str(&config.api_key.0).map_err(|_| {
+            LlmError::Configuration(
+                "the API key contains characters an HTTP header cannot carry".to_owned(),
+            )
+        })?;
+        key.set_sensitive(true);
+        headers.insert("x-api-key", key);
+        headers.insert(
+            "anthropic-version",
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        if !config.betas.is_empty() {
+            let betas = HeaderValue::from_str(&config.betas.join(",")).map_err(|_| {
+                LlmError::Configuration(format!(
+                    "the anthropic-beta values {:?} cannot be sent as an HTTP header",
+                    config.betas
+                ))
+            })?;
+            headers.insert("anthropic-beta", betas);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .map_err(|error| {
+                LlmError::Configuration(format!("could not start the HTTP client: {error}"))
+            })?;
+        let endpoint = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
+        reqwest::Url::parse(&endpoint).map_err(|error| {
+            LlmError::Configuration(format!(
+                "the base URL {:?} is not a URL: {error}",
+                config.base_url
+            ))
+        })?;
+        Ok(Self {
+            http,
+            endpoint,
+            timeout: config.timeout,
+            retry_backoff: config.retry_backoff,
+        })
+    }
+
+    async fn attempt(&self, body: &[u8]) -> Result<CreateResponse, LlmError> {
+        let started = Instant::now();
+        let response = self
+            .http
+            .post(&self.endpoint)
+            .timeout(self.timeout)
+            .body(body.to_vec())
+            .send()
+            .await
+            .map_err(transport_error)?;
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let bytes = response.bytes().await.map_err(transport_error)?;
+        tracing::debug!(
+            status,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "model call answered"
+        );
+        if (200..300).contains(&status) {
+            serde_json::from_slice(&bytes).map_err(|error| LlmError::MalformedResponse {
+                message: format!("{error}; the body starts: {}", body_snippet(&bytes)),
+            })
+        } else {
+            Err(status_error(status, retry_after, &bytes))
+        }
+    }
+}
+
+#[async_trait]
+impl LlmClient for AnthropicClient {
+    async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
+        let body = serde_json::to_vec(request).map_err(|error| LlmError::InvalidRequest {
+            message: format!("could not encode the request: {error}"),
+            kind: crate::error::InvalidKind::Other,
+        })?;
+        with_one_retry(self.retry_backoff, || self.attempt(&body)).await
+    }
+}
+
+/// A reqwest failure: a timeout (connect, send or body read) or a transport problem.
+fn transport_error(error: reqwest::Error) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::Timeout;
+    }
+    // reqwest's own message is terse ("error sending request"); the cause chain says why.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    LlmError::Transport(message)
+}
+
+/// The `retry-after` header as a duration, when it holds a number of seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds: f64 = headers
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// The API's error envelope: `{"type":"error","error":{"type":…,"message":…}}`.
+#[derive(Deserialize)]
+struct ErrorEnvelope {
+    error: ErrorDetail,
+}
+
+#[derive(Deserialize)]
+struct ErrorDetail {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    message: String,
+}
+
+/// The typed error for a non-success status, from the error type when the body has one and
+/// from the status otherwise.
+fn status_error(status: u16, retry_after: Option<Duration>, body: &[u8]) -> LlmError {
+    let (kind, message) = match serde_json::from_slice::<ErrorEnvelope>(body) {
+        Ok(envelope) => (envelope.error.kind, envelope.error.message),
+        Err(_) => (String::new(), body_snippet(body)),
+    };
+    match (kind.as_str(), status) {
+        ("rate_limit_error", _) | (_, 429) => LlmError::RateLimited { retry_after },
+        ("overloaded_error", _) | (_, 529) => LlmError::Overloaded,
+        ("authentication_error" | "permission_error", _) | (_, 401 | 403) => {
+            LlmError::Authentication { message }
+        }
+        ("timeout_error", _) | (_, 504) => LlmError::Timeout,
+        ("invalid_request_error", _) | (_, 400) => LlmError::invalid_request(message),
+        _ => LlmError::Api { status, message },
+    }
+}
+
+/// The start of a body, for error messages (lossy UTF-8, bounded).
+fn body_snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut snippet: String = text.chars().take(ERROR_BODY_CHARS_MAX).collect();
+    if text.chars().count() > ERROR_BODY_CHARS_MAX {
+        snippet.push('…');
+    }
+    if snippet.is_empty() {
+        snippet.push_str("(empty body)");
+    }
+    snippet
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_key_never_shows_in_debug_output() {
+        let config = AnthropicConfig::new("sk-ant-very-secret");
+        assert!(!format!("{config:?}").contains("very-secret"));
+        let client = AnthropicClient::new(config).expect("client");
+        assert!(!format!("{client:?}").contains("very-secret"));
+    }
+
+    #[test]
+    fn a_key_that_cannot_be_a_header_is_a_configuration_error() {
+        let error = AnthropicClient::new(AnthropicConfig::new("bad\nkey")).expect_err("must fail");
+        assert!(matches!(error, LlmError::Configuration(_)));
+        assert!(!error.to_string().contains("bad\nkey"));
+    }
+
+    #[test]
+    fn error_statuses_map_to_typed_errors() {
+        let body = |kind: &str, message: &str| {
+            serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})
+                .to_string()
+        };
+        assert_eq!(
+            status_error(529, None, body("overloaded_error", "Overloaded").as_bytes()),
+            LlmError::Overloaded
+        );
+        assert_eq!(
+            status_error(500, None, body("overloaded_error", "Overloaded").as_bytes()),
+            LlmError::Overloaded
+        );
+        assert!(matches!(
+            status_error(403, None, body("permission_error", "no").as_bytes()),
+            LlmError::Authentication { .. }
+        ));
+        assert_eq!(
+            status_error(504, None, b"gateway timeout"),
+            LlmError::Timeout
+        );
+        assert_eq!(
+            status_error(404, None, body("not_found_error", "model: nope").as_bytes()),
+            LlmError::Api {
+                status: 404,
+                message: "model: nope".to_owned()
+            }
+        );
+        assert!(matches!(
+            status_error(
+                400,
+                None,
+                body("invalid_request_error", "prompt is too long: 1 > 0").as_bytes()
+            ),
+            LlmError::ContextWindowExceeded { .. }
+        ));
+        assert_eq!(
+            status_error(502, None, b"<html>bad gateway</html>"),
+            LlmError::Api {
+                status: 502,
+                message: "<html>bad gateway</html>".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_ignores_the_rest() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("12"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(12)));
+        headers.insert("retry-after", HeaderValue::from_static("1.5"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        headers.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2026 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("-3"));
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn long_bodies_are_cut_in_error_messages() {
+        let body = "x".repeat(ERROR_BODY_CHARS_MAX * 3);
+        let snippet = body_snippet(body.as_bytes());
+        assert_eq!(snippet.chars().count(), ERROR_BODY_CHARS_MAX + 1);
+        assert_eq!(body_snippet(b""), "(empty body)");
+    }
+}

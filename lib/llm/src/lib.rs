@@ -1,0 +1,34 @@
+//! `steward-llm`: how Steward talks to a model.
+//!
+//! - [`LlmClient`] (`client`): the one-method seam the harness depends on.
+//! - `wire`: the Anthropic Messages API types, lossless on replay and deterministic to
+//!   serialize, plus [`text_of`], [`tool_uses`] and [`strip_reasoning`].
+//! - [`AnthropicClient`] (`http`): the Claude API over HTTPS.
+//! - [`BedrockClient`] (`bedrock`): Claude on Amazon Bedrock with IAM credentials.
+//! - [`ScriptedClient`] (`scripted`): a canned script for tests, recording every request.
+//! - [`LlmError`] (`error`): typed failures shared by all clients; `limits`: the named limits.
+//!
+//! Architecture invariant: this crate knows nothing about conversations, tools or storage; it
+//! moves one request and one response.
+
+pub mod bedrock;
+pub mod client;
+pub mod error;
+pub mod http;
+pub mod limits;
+mod retry;
+pub mod scripted;
+pub mod wire;
+
+pub use bedrock::{BedrockClient, BedrockConfig};
+pub use client::LlmClient;
+pub use error::{InvalidKind, LlmError};
+pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
+pub use limits::{DEFAULT_MODEL, MODEL_TIMEOUT_SECS, OUTPUT_TOKENS_MAX};
+pub use scripted::ScriptedClient;
+pub use wire::{
+    CacheControl, ContentBlock, CreateRequest, CreateResponse, Effort, Extra, ImageBlock,
+    ImageSource, Message, OutputConfig, RedactedThinkingBlock, Role, StopReason, SystemBlock,
+    TextBlock, ThinkingBlock, ThinkingConfig, ThinkingDisplay, ToolResultBlock, ToolResultContent,
+    ToolSpec, ToolUseBlock, Usage, strip_reasoning, text_of, tool_uses,
+};

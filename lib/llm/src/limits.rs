@@ -1,0 +1,53 @@
+//! The model-call limits, each in one place with the reason for its value.
+
+/// How long one model call may take, in seconds, before it counts as a timeout.
+///
+/// A reply to a chat message that takes longer than a minute is already a bad experience, and
+/// the agent Lambda must leave room for one retry plus sending the reply inside its own timeout.
+/// Generous enough for 16,000 output tokens with reasoning on a current model. Clients take a
+/// `Duration` in their config so tests can use a short one; this is the default.
+pub const MODEL_TIMEOUT_SECS: u64 = 60;
+
+/// How many times a model call is retried after a transient failure (timeout, 5xx, overloaded).
+///
+/// Exactly one: a second attempt rides out a blip, while more attempts only make a person wait
+/// minutes for an answer that a friendly "try again in a minute" serves better. Rate limits are
+/// never retried here; the harness tells the person instead.
+pub const MODEL_RETRIES_MAX: u32 = 1;
+
+/// Pause before the single retry, in milliseconds.
+///
+/// Short: it only has to step past a momentary overload, and the person is waiting.
+pub const MODEL_RETRY_BACKOFF_MILLIS: u64 = 500;
+
+/// The `max_tokens` Steward asks for on every model call.
+///
+/// A chat reply is short, but reasoning and several tool calls share this budget; 16,000 leaves
+/// room for both while keeping a runaway answer bounded in cost and time (and below the point
+/// where the API insists on streaming).
+pub const OUTPUT_TOKENS_MAX: u32 = 16_000;
+
+/// The model used when `STEWARD_MODEL` is not set: Claude Sonnet 5.5 on the Claude API.
+///
+/// The current Sonnet (released September 2026): the best mix of speed, cost and quality for a
+/// texting assistant. It uses adaptive thinking steered by `output_config.effort`; it rejects
+/// `thinking.type: "disabled"`, manual `budget_tokens`, forced `tool_choice` and non-default
+/// sampling parameters, so the harness sets adaptive thinking and an explicit effort. On Bedrock
+/// pass the Bedrock model id (for example `anthropic.claude-sonnet-5-5`, or an inference
+/// profile) instead.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
+
+/// The `anthropic-version` header value for the Claude API (the only version there is).
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The `anthropic_version` body field Bedrock requires for Anthropic models.
+pub const BEDROCK_ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
+
+/// The Claude API root used when no base URL is configured (`ANTHROPIC_BASE_URL`).
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+
+/// How much of an unparseable error body is kept in an error message, in characters.
+///
+/// Enough to recognise an HTML error page or a proxy's message; bounded so a huge body never
+/// ends up in a log line.
+pub const ERROR_BODY_CHARS_MAX: usize = 500;

@@ -1,0 +1,138 @@
+//! Test support shared by every crate's tests (feature `testing`): fresh tables on each
+//! backend, so storage-touching tests run against SQLite always and against DynamoDB on the
+//! emulator whenever `STEWARD_TEST_AWS_ENDPOINT` is set (`.ci/run` always sets it; with
+//! `STEWARD_REQUIRE_EMULATOR=1` a missing endpoint fails instead of skipping).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::{Clock, DynamoTable, ManualClock, SqliteTable, Table, create_table};
+
+/// The moment test clocks start at by default (2026-11-30T12:00:00Z).
+pub const TEST_START_MILLIS: i64 = 1_796_040_000_000;
+
+/// Which backend a test table lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// In-memory SQLite.
+    Sqlite,
+    /// A fresh table on the DynamoDB emulator.
+    Dynamo,
+}
+
+/// The emulator endpoint, or None to skip (panics when the emulator is required).
+pub fn emulator_endpoint() -> Option<String> {
+    match std::env::var("STEWARD_TEST_AWS_ENDPOINT") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("STEWARD_REQUIRE_EMULATOR").map_or(true, |v| v != "1"),
+                "STEWARD_REQUIRE_EMULATOR=1 but STEWARD_TEST_AWS_ENDPOINT is not set"
+            );
+            None
+        }
+    }
+}
+
+/// SDK configuration for the emulator: fixed test credentials and region.
+pub async fn emulator_config(endpoint: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test",
+            "test",
+            None,
+            None,
+            "steward-tests",
+        ))
+        .load()
+        .await
+}
+
+/// A name no other test in this process (or an earlier run) uses.
+pub fn unique_name(prefix: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{prefix}-{}-{nanos}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// A fresh, empty table on `backend` deciding expiry by `clock`; None when that backend is
+/// not available here (DynamoDB without an emulator).
+///
+/// # Panics
+/// When the backend is configured but cannot be set up: a test should fail loudly then.
+pub async fn fresh_table(backend: Backend, clock: Arc<dyn Clock>) -> Option<Arc<dyn Table>> {
+    match backend {
+        Backend::Sqlite => Some(Arc::new(
+            SqliteTable::in_memory_with_clock(clock).expect("in-memory SQLite opens"),
+        )),
+        Backend::Dynamo => {
+            let endpoint = emulator_endpoint()?;
+            let config = emulator_config(&endpoint).await;
+            let client = aws_sdk_dynamodb::Client::new(&config);
+            let name = unique_name("steward-test");
+            create_table(&client, &name)
+                .await
+                .expect("the emulator creates a table");
+            Some(Arc::new(DynamoTable::with_clock(client, name, clock)))
+        }
+    }
+}
+
+/// A fresh table on every available backend, each with its own manual clock at
+/// [`TEST_START_MILLIS`].
+pub async fn all_backends() -> Vec<(Backend, Arc<dyn Table>, ManualClock)> {
+    let mut out = Vec::new();
+    for backend in [Backend::Sqlite, Backend::Dynamo] {
+        let clock = ManualClock::at_millis(TEST_START_MILLIS);
+        if let Some(table) = fresh_table(backend, Arc::new(clock.clone())).await {
+            out.push((backend, table, clock));
+        }
+    }
+    out
+}
+
+/// Generates one `#[tokio::test]` per case and backend: `mod sqlite { … }` and
+/// `mod dynamodb { … }`, each case calling `super::<case>(fixture)` with the fixture that
+/// `setup(Backend)` (an async fn returning `Option<Fixture>`) builds. A backend whose setup
+/// returns None (no emulator configured) is skipped with a note on stderr.
+///
+/// ```ignore
+/// async fn world(backend: Backend) -> Option<World> { … }
+/// async fn undo_is_lifo(w: World) { … }
+/// steward_store::backend_tests!(setup = world; undo_is_lifo, effects_run_once);
+/// ```
+#[macro_export]
+macro_rules! backend_tests {
+    (setup = $setup:path; $($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $case() {
+                    match $setup($crate::testing::Backend::Sqlite).await {
+                        Some(fixture) => super::$case(fixture).await,
+                        None => eprintln!("skipping: SQLite backend unavailable"),
+                    }
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $case() {
+                    match $setup($crate::testing::Backend::Dynamo).await {
+                        Some(fixture) => super::$case(fixture).await,
+                        None => eprintln!("skipping: no DynamoDB emulator (set STEWARD_TEST_AWS_ENDPOINT)"),
+                    }
+                }
+            )*
+        }
+    };
+}
