@@ -160,6 +160,8 @@ impl Change {
 struct Extra {
     op: WriteOp,
     what: String,
+    /// The confirmation gate's consume: its failure means the confirmation was already spent.
+    confirmation: bool,
 }
 
 /// Which part of the audited transaction an operation is, to explain a failed condition.
@@ -194,11 +196,22 @@ pub fn audited(ctx: &Ctx) -> Audited {
 impl Audited {
     /// Starts an audited transaction acting as `ctx`.
     pub fn new(ctx: &Ctx) -> Self {
+        // A call the confirmation gate let through spends its confirmation in this very
+        // transaction: a crash can neither lose the confirmation nor act without spending it.
+        let extras = ctx
+            .confirmation()
+            .map(|op| Extra {
+                op: op.clone(),
+                what: "The confirmation".into(),
+                confirmation: true,
+            })
+            .into_iter()
+            .collect();
         Self {
             ctx: ctx.clone(),
             label: None,
             changes: Vec::new(),
-            extras: Vec::new(),
+            extras,
             kind: ActionKind::Change,
             undoes: None,
             harness_keys: false,
@@ -318,6 +331,7 @@ impl Audited {
         self.extras.push(Extra {
             op,
             what: what.into(),
+            confirmation: false,
         });
         self
     }
@@ -399,6 +413,11 @@ impl Audited {
                         Some(Role::Change(i)) => {
                             let (_, sk) = self.changes[i].key();
                             return Err(ServiceError::conflict(format!("The record {sk}")));
+                        }
+                        Some(Role::Extra(i)) if self.extras[i].confirmation => {
+                            return Err(ServiceError::NotConfirmed {
+                                reason: "that confirmation was already used by another call".into(),
+                            });
                         }
                         Some(Role::Extra(i)) => {
                             return Err(ServiceError::conflict(self.extras[i].what.clone()));

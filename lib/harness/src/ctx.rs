@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use steward_store::{Clock, Item, Query, Table};
+use steward_store::{Clock, Item, Query, Table, WriteOp};
 
 use crate::error::ServiceError;
 use crate::ids::{ActionId, EffectKey, UserId};
@@ -57,6 +57,7 @@ pub struct Ctx {
     actor: Actor,
     action: ActionId,
     effect: Option<EffectKey>,
+    confirmation: Option<WriteOp>,
     clock: Arc<dyn Clock>,
     table: Arc<dyn Table>,
 }
@@ -71,6 +72,7 @@ impl Ctx {
             actor,
             action,
             effect: None,
+            confirmation: None,
             clock,
             table,
         }
@@ -82,6 +84,19 @@ impl Ctx {
         self
     }
 
+    /// The same context, carrying the confirmation gate's "spend this confirmation" write:
+    /// the audited transaction of the call includes it, so the call runs only if it spends the
+    /// confirmation, and spends it only if it runs.
+    pub fn with_confirmation(mut self, consume: WriteOp) -> Self {
+        self.confirmation = Some(consume);
+        self
+    }
+
+    /// The confirmation write this call must include, if the gate let it through.
+    pub fn confirmation(&self) -> Option<&WriteOp> {
+        self.confirmation.as_ref()
+    }
+
     /// A context for the next request of the same caller: same user, actor, clock and table,
     /// a fresh action id and no effect key. Each tool call of a turn gets its own, so undo
     /// reverts one call at a time.
@@ -91,6 +106,7 @@ impl Ctx {
             actor: self.actor,
             action: ActionId::generate(self.clock.as_ref()),
             effect: None,
+            confirmation: None,
             clock: Arc::clone(&self.clock),
             table: Arc::clone(&self.table),
         }

@@ -60,6 +60,13 @@ pub enum ServiceError {
         /// Why, e.g. a record changed since, or there is nothing left to undo.
         reason: String,
     },
+    /// A risky call was not run because its confirmation is missing or spent (the
+    /// confirmation gate).
+    #[error("NOT EXECUTED: {reason}. Ask the user to confirm again.")]
+    NotConfirmed {
+        /// Why it was not run.
+        reason: String,
+    },
     /// The store failed: infrastructure trouble or a bug. Not an expected failure.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),

@@ -110,13 +110,51 @@ pub fn effect_sk(tool_use: &ToolUseId) -> String {
     format!("EFFECT#{tool_use}")
 }
 
+/// Sort key of a message's dedupe-and-turn record under [`conversation_pk`].
+pub fn inbox_sk(provider_message_id: &str) -> String {
+    format!("INBOX#{provider_message_id}")
+}
+
+/// Prefix of every model-transcript row of `segment`, in order.
+pub fn model_segment_prefix(segment: u32) -> String {
+    format!("MODEL#{segment:06}#")
+}
+
+/// Sort key of one model-transcript row: (segment, turn, step) fixes its place, so writing it
+/// again is a no-op and rows sort in the order they were made.
+pub fn model_sk(segment: u32, turn: u64, step: u32) -> String {
+    format!("MODEL#{segment:06}#{turn:010}#{step:03}")
+}
+
+/// Prefix of every visible-transcript row.
+pub const SEEN_SK_PREFIX: &str = "SEEN#";
+
+/// Sort key of one visible-transcript row: (turn, index within the turn).
+pub fn seen_sk(turn: u64, index: u32) -> String {
+    format!("{SEEN_SK_PREFIX}{turn:010}#{index:02}")
+}
+
+/// Sort key of a pending confirmation of the tool call whose hash is `hash`.
+pub fn confirm_sk(hash: &str) -> String {
+    format!("CONFIRM#{hash}")
+}
+
+/// Sort key of a user's token usage for one month (`yyyy-mm`) under [`user_pk`].
+pub fn usage_sk(month: &str) -> String {
+    format!("{USAGE_SK_PREFIX}{month}")
+}
+
+/// Prefix of the per-month usage records under [`user_pk`].
+pub const USAGE_SK_PREFIX: &str = "USAGE#";
+
 /// Partition kinds the harness owns; the domain may not write to any of them (nor to another
 /// user's `USER#` partition).
 const HARNESS_PK_KINDS: [&str; 5] = ["USER", "IDENT", "LINK", "TOKEN", "CONV"];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
-const HARNESS_USER_SKS: [&str; 6] = [
+const HARNESS_USER_SKS: [&str; 7] = [
     PROFILE_SK,
+    USAGE_SK_PREFIX,
     ACTION_SK_PREFIX,
     AUDIT_SK_PREFIX,
     USER_IDENT_SK_PREFIX,

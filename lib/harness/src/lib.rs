@@ -13,24 +13,39 @@
 //!   one-time linking codes, MCP access tokens.
 //! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`].
 //! * [`domain`]: the traits a domain implements.
+//! * [`conversation`]: the conversation record and the claim that starts every turn.
+//! * [`transcript`]: the two transcripts (what the model saw, what the person saw).
+//! * [`prompt`]: the frozen prefix (system prompt + tool list) and [`PROMPT_VERSION`].
+//! * [`turn`]: the [`Agent`] and its turn loop; [`gate`]: the confirmation gate;
+//!   [`compaction`]: new segments instead of edits; [`chat_tools`]: conversation-only tools;
+//!   [`shaping`]: replies fitted to the channel; [`usage`]: token accounting.
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
 pub mod audit;
+pub mod chat_tools;
+pub mod compaction;
+pub mod conversation;
 pub mod ctx;
 pub mod domain;
 pub mod effect;
 pub mod error;
+pub mod gate;
 pub mod identity;
 pub mod ids;
 pub mod keys;
 pub mod limits;
 pub mod linking;
 pub mod outcome;
+pub mod prompt;
 pub mod registry;
+pub mod shaping;
 pub mod tokens;
 pub mod tool;
+pub mod transcript;
+pub mod turn;
 pub mod undo;
+pub mod usage;
 
 pub use accounts::{AccountStatus, Profile, TimeZoneName};
 pub use audit::{Audited, audited};
@@ -44,6 +59,11 @@ pub use ids::{
 pub use keys::RecordKey;
 pub use limits::TOOL_RESULT_CHARS_MAX;
 pub use outcome::{ToolError, ToolErrorKind, ToolOutcome};
+pub use prompt::{FrozenPrefix, PROMPT_VERSION};
 pub use registry::{McpTool, ModelTool, Registry, UnknownTool};
+pub use shaping::{ShapedReply, shape_reply};
 pub use tool::{ToolDef, ToolDefError, ToolResult};
+pub use turn::{
+    Agent, Domain, ModelSettings, Outbox, TurnError, TurnInput, TurnLimits, TurnOutcome,
+};
 pub use undo::{UndoSummary, prepare_undo, undo_last};

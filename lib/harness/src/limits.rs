@@ -47,3 +47,25 @@ pub const NAME_CHARS_MAX: usize = 100;
 /// How many times an audited transaction is retried when only the account profile changed
 /// under it (a rename, a usage counter): the record checks are the caller's, so a retry is safe.
 pub const PROFILE_RACE_RETRIES_MAX: usize = 3;
+
+/// Messages one conversation may send per hour before it gets a short busy note instead of a
+/// turn: a guard against abuse and runaway clients (a person rarely sends one a minute).
+pub const MESSAGES_PER_HOUR_MAX: u32 = 60;
+
+/// How long a message's dedupe record lives: Meta retries a webhook for up to 7 days, while
+/// SQS FIFO only dedupes for 5 minutes, so the store keeps ids a day longer than Meta retries.
+pub const INBOX_TTL_SECS: i64 = 8 * 24 * 60 * 60;
+
+/// Model calls per user message: enough for multi-step work, a hard stop for loops.
+pub const MODEL_CALLS_PER_TURN_MAX: u32 = 12;
+
+/// Size, in characters of non-reasoning content, at which the current transcript segment is
+/// summarised into a new one: a crude token proxy, well before the context window hurts.
+pub const COMPACTION_CHARS_DEFAULT: usize = 180_000;
+
+/// How long a pending confirmation of a risky call stays usable: stale approvals expire.
+pub const CONFIRMATION_TTL_SECS: i64 = 60 * 60;
+
+/// Largest tool-results row written to the model transcript, in bytes of JSON: a round of
+/// many large results is trimmed to fit DynamoDB's item limit with room to spare.
+pub const TOOL_ROUND_BYTES_MAX: usize = 300_000;

@@ -29,6 +29,8 @@ pub enum ToolErrorKind {
     TooManyChanges,
     /// [`ServiceError::CannotUndo`].
     CannotUndo,
+    /// [`ServiceError::NotConfirmed`]: held by the confirmation gate.
+    NotConfirmed,
     /// A bug or infrastructure failure; the message is generic and names a reference.
     Internal,
 }
@@ -84,6 +86,7 @@ impl ToolOutcome {
             ServiceError::Forbidden { .. } => ToolErrorKind::Forbidden,
             ServiceError::TooManyChanges { .. } => ToolErrorKind::TooManyChanges,
             ServiceError::CannotUndo { .. } => ToolErrorKind::CannotUndo,
+            ServiceError::NotConfirmed { .. } => ToolErrorKind::NotConfirmed,
             ServiceError::Store(_) | ServiceError::Internal(_) => return Self::internal(action),
         };
         Self::error(kind, error.to_string())

@@ -114,6 +114,7 @@ pub struct ToolDef {
     read_only: bool,
     risky: bool,
     idempotent: bool,
+    focuses: bool,
     handler: Handler,
 }
 
@@ -187,6 +188,7 @@ impl ToolDef {
             read_only: false,
             risky: false,
             idempotent: false,
+            focuses: false,
             handler: erased,
         })
     }
@@ -210,6 +212,18 @@ impl ToolDef {
     pub fn idempotent(mut self) -> Self {
         self.idempotent = true;
         self
+    }
+
+    /// Marks the tool as one that creates (or opens) a record: after it succeeds, the chat
+    /// runtime makes the result's `data.id` the conversation's active record.
+    pub fn focuses(mut self) -> Self {
+        self.focuses = true;
+        self
+    }
+
+    /// Whether a successful call makes its result's `data.id` the active record.
+    pub fn is_focusing(&self) -> bool {
+        self.focuses
     }
 
     /// The tool's name.

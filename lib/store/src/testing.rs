@@ -101,7 +101,7 @@ pub async fn all_backends() -> Vec<(Backend, Arc<dyn Table>, ManualClock)> {
 
 /// Generates one `#[tokio::test]` per case and backend: `mod sqlite { … }` and
 /// `mod dynamodb { … }`, each case calling `super::<case>(fixture)` with the fixture that
-/// `setup(Backend)` (an async fn returning `Option<Fixture>`) builds. A backend whose setup
+/// `setup(Backend)` (an async fn in the calling module returning `Option<Fixture>`) builds. A backend whose setup
 /// returns None (no emulator configured) is skipped with a note on stderr.
 ///
 /// ```ignore
@@ -111,12 +111,12 @@ pub async fn all_backends() -> Vec<(Backend, Arc<dyn Table>, ManualClock)> {
 /// ```
 #[macro_export]
 macro_rules! backend_tests {
-    (setup = $setup:path; $($case:ident),* $(,)?) => {
+    (setup = $setup:ident; $($case:ident),* $(,)?) => {
         mod sqlite {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $case() {
-                    match $setup($crate::testing::Backend::Sqlite).await {
+                    match super::$setup($crate::testing::Backend::Sqlite).await {
                         Some(fixture) => super::$case(fixture).await,
                         None => eprintln!("skipping: SQLite backend unavailable"),
                     }
@@ -127,7 +127,7 @@ macro_rules! backend_tests {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $case() {
-                    match $setup($crate::testing::Backend::Dynamo).await {
+                    match super::$setup($crate::testing::Backend::Dynamo).await {
                         Some(fixture) => super::$case(fixture).await,
                         None => eprintln!("skipping: no DynamoDB emulator (set STEWARD_TEST_AWS_ENDPOINT)"),
                     }

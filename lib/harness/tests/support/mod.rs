@@ -26,6 +26,13 @@ pub struct World {
 }
 
 impl World {
+    /// A world on `backend` (None when that backend is not configured here).
+    pub async fn on(backend: steward_store::testing::Backend) -> Option<Self> {
+        let clock = ManualClock::at_millis(T0_MILLIS);
+        let table = steward_store::testing::fresh_table(backend, Arc::new(clock.clone())).await?;
+        Some(Self { table, clock })
+    }
+
     pub fn new() -> Self {
         let clock = ManualClock::at_millis(T0_MILLIS);
         Self {

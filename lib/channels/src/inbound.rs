@@ -1,0 +1,262 @@
+//! What arrives from any channel, in one provider-neutral shape: the webhook parses the
+//! provider's JSON into [`InboundMessage`]s at the edge, queues them as JSON, and everything
+//! after that trusts these fields.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ChannelProfile;
+
+/// Largest webhook body accepted, in bytes. Real provider payloads are a few KiB; anything
+/// near a mebibyte is abuse, and the cap bounds the work done before the signature check.
+/// Callers answer `413 Payload Too Large` above it.
+pub const WEBHOOK_BODY_BYTES_MAX: usize = 1024 * 1024;
+
+/// Longest id accepted from outside (conversation, user, message and media ids), in bytes.
+/// Matches the harness's `ConversationKey`/`ExternalId` rule, since these ids become key parts.
+pub const ID_BYTES_MAX: usize = 256;
+
+/// The channel a message came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    /// WhatsApp Cloud API.
+    Whatsapp,
+    /// Telegram Bot API.
+    Telegram,
+    /// Steward's own web chat.
+    Web,
+}
+
+impl Channel {
+    /// The short name used in conversation keys and identities: `wa`, `tg` or `web`
+    /// (the same as [`ChannelProfile::name`]).
+    pub fn short_name(self) -> &'static str {
+        self.profile().name
+    }
+
+    /// This channel's limits and capabilities.
+    pub fn profile(self) -> ChannelProfile {
+        match self {
+            Self::Whatsapp => ChannelProfile::WHATSAPP,
+            Self::Telegram => ChannelProfile::TELEGRAM,
+            Self::Web => ChannelProfile::WEB,
+        }
+    }
+
+    /// The channel for a short name (`wa`, `tg`, `web`), if known.
+    pub fn from_short_name(name: &str) -> Option<Self> {
+        [Self::Whatsapp, Self::Telegram, Self::Web]
+            .into_iter()
+            .find(|c| c.short_name() == name)
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.short_name())
+    }
+}
+
+/// What kind of attachment a message carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MediaKind {
+    /// A photo or image.
+    Image,
+    /// A file.
+    Document,
+    /// Audio or a voice note.
+    Audio,
+    /// A video (including round video notes).
+    Video,
+    /// A sticker.
+    Sticker,
+    /// Anything else that is not text: a location, a contact card, a poll, an animation …
+    Other,
+}
+
+/// A reference to an attachment held by the provider; Steward does not download it (yet).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MediaRef {
+    /// What kind of attachment.
+    pub kind: MediaKind,
+    /// The provider's id for the file (WhatsApp media id, Telegram `file_id`); `None` for kinds
+    /// without a file, such as a shared location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_media_id: Option<String>,
+    /// The MIME type, when the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+}
+
+/// One message from a user, whatever the channel. Goes through the turn queue as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboundMessage {
+    /// Where it came from.
+    pub channel: Channel,
+    /// The id part of the conversation key: WhatsApp the sender's `wa_id` (or business-scoped
+    /// user id when the phone number is withheld), Telegram the chat id, web the user id.
+    pub conversation_id: String,
+    /// Who is talking, on this channel: WhatsApp as the conversation id, Telegram `from.id`,
+    /// web the authenticated user id.
+    pub external_user_id: String,
+    /// The provider's id for this delivery, for dedupe: WhatsApp `messages[].id`, Telegram
+    /// `update_id`, web the client-generated id.
+    pub provider_message_id: String,
+    /// The id of the user's message inside the chat, used to react to it or mark it read:
+    /// WhatsApp the same as `provider_message_id`; Telegram `message.message_id` (none for a
+    /// button click, which is not a message of the user's); web none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_ref: Option<String>,
+    /// What the user wrote (for a button click, the button's title when the provider says it;
+    /// for media, the caption).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The id of the button the user clicked (see [`crate::button_id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button_id: Option<String>,
+    /// For a button click, the provider's id of the bot message the button was on, so a click
+    /// on an old message can be told apart from one on the latest reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replied_to_id: Option<String>,
+    /// The attachment, if the message carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaRef>,
+    /// When the user sent it, in epoch seconds (for a Telegram button click, which carries no
+    /// time, when it was parsed).
+    pub timestamp: i64,
+    /// The sender's display name, when the provider says (never used as identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Telegram only: the callback query to answer, or the user's client keeps spinning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_query_id: Option<String>,
+}
+
+impl InboundMessage {
+    /// The conversation key `<channel>:<id>` (`wa:…`, `tg:…`, `web:…`), the FIFO message group.
+    pub fn conversation_key(&self) -> String {
+        format!("{}:{}", self.channel.short_name(), self.conversation_id)
+    }
+
+    /// Whether the message carried an attachment (see [`crate::media_reply`]).
+    pub fn has_media(&self) -> bool {
+        self.media.is_some()
+    }
+}
+
+/// The webhook body was over [`WEBHOOK_BODY_BYTES_MAX`]: answer 413.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("webhook body of {bytes} bytes is over the {WEBHOOK_BODY_BYTES_MAX}-byte limit")]
+pub struct BodyTooLarge {
+    /// The size of the refused body.
+    pub bytes: usize,
+}
+
+/// Checks a webhook body's size before anything else is done with it.
+pub fn check_body_size(bytes: usize) -> Result<(), BodyTooLarge> {
+    if bytes > WEBHOOK_BODY_BYTES_MAX {
+        Err(BodyTooLarge { bytes })
+    } else {
+        Ok(())
+    }
+}
+
+/// A webhook body that could not be read at all. The route answers 200 and logs it: the
+/// provider's retries would send the same bytes again.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The body is not JSON.
+    #[error("webhook body is not valid JSON: {0}")]
+    MalformedJson(#[from] serde_json::Error),
+    /// The body is over [`WEBHOOK_BODY_BYTES_MAX`].
+    #[error(transparent)]
+    TooLarge(#[from] BodyTooLarge),
+}
+
+/// Whether `id` may be used as a key part: 1 to [`ID_BYTES_MAX`] bytes, no control characters,
+/// whitespace or `#` (the harness's rule for conversation keys and external ids).
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= ID_BYTES_MAX
+        && id
+            .chars()
+            .all(|c| !c.is_control() && !c.is_whitespace() && c != '#')
+}
+
+/// `Some(id)` if it is a valid id (see [`is_valid_id`]).
+pub(crate) fn valid_id(id: Option<String>) -> Option<String> {
+    id.filter(|id| is_valid_id(id))
+}
+
+/// Trims text from outside; empty text is no text.
+pub(crate) fn non_empty(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_match_profiles() {
+        assert_eq!(Channel::Whatsapp.short_name(), "wa");
+        assert_eq!(Channel::Telegram.short_name(), "tg");
+        assert_eq!(Channel::Web.short_name(), "web");
+        for c in [Channel::Whatsapp, Channel::Telegram, Channel::Web] {
+            assert_eq!(Channel::from_short_name(c.short_name()), Some(c));
+            assert_eq!(ChannelProfile::for_name(c.short_name()), Some(c.profile()));
+        }
+    }
+
+    #[test]
+    fn body_cap() {
+        assert!(check_body_size(WEBHOOK_BODY_BYTES_MAX).is_ok());
+        assert_eq!(
+            check_body_size(WEBHOOK_BODY_BYTES_MAX + 1),
+            Err(BodyTooLarge {
+                bytes: WEBHOOK_BODY_BYTES_MAX + 1
+            })
+        );
+    }
+
+    #[test]
+    fn ids() {
+        assert!(is_valid_id("16505551234"));
+        assert!(is_valid_id("US.13491208655302741918"));
+        assert!(is_valid_id(
+            "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA="
+        ));
+        assert!(!is_valid_id(""));
+        assert!(!is_valid_id("a b"));
+        assert!(!is_valid_id("a#b"));
+        assert!(!is_valid_id(&"x".repeat(ID_BYTES_MAX + 1)));
+    }
+
+    #[test]
+    fn round_trips_as_json() {
+        let msg = InboundMessage {
+            channel: Channel::Telegram,
+            conversation_id: "42".into(),
+            external_user_id: "7".into(),
+            provider_message_id: "1001".into(),
+            message_ref: Some("5".into()),
+            text: None,
+            button_id: Some("b1".into()),
+            replied_to_id: Some("4".into()),
+            media: Some(MediaRef {
+                kind: MediaKind::Image,
+                provider_media_id: Some("f".into()),
+                mime: None,
+            }),
+            timestamp: 1_700_000_000,
+            display_name: Some("Ada".into()),
+            callback_query_id: Some("cb".into()),
+        };
+        let json = serde_json::to_string(&msg).unwrap_or_default();
+        assert!(json.contains(r#""channel":"telegram""#));
+        let back: InboundMessage = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, msg);
+        assert_eq!(msg.conversation_key(), "tg:42");
+    }
+}

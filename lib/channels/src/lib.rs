@@ -1,0 +1,41 @@
+//! Steward's channels: each messaging platform's rules as code (lengths, buttons, reactions,
+//! the WhatsApp session window), parsing of what arrives into a provider-neutral
+//! [`InboundMessage`], and sending what goes out through a [`ChannelSender`].
+//!
+//! The webhook path: [`check_body_size`] (413) → the channel's signature check on the raw
+//! bytes ([`whatsapp::verify_signature`], [`telegram::verify_secret`]; 401) → the parser
+//! ([`whatsapp::parse_webhook`], [`telegram::parse_update`]; a malformed body is logged and
+//! answered 200) → enqueue. The web chat builds its message with [`web::web_message`].
+
+mod config;
+mod inbound;
+mod media;
+mod profile;
+mod secret;
+mod sender;
+mod split;
+pub mod telegram;
+pub mod web;
+pub mod whatsapp;
+
+pub use config::{
+    CONNECT_TIMEOUT_SECS, ConfigError, ENV_TELEGRAM_API_BASE, ENV_TELEGRAM_BOT_TOKEN,
+    ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_API_BASE,
+    ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_PHONE_NUMBER_ID, ENV_WHATSAPP_VERIFY_TOKEN,
+    SEND_TIMEOUT_SECS, http_client,
+};
+pub use inbound::{
+    BodyTooLarge, Channel, ID_BYTES_MAX, InboundMessage, MediaKind, MediaRef, ParseError,
+    WEBHOOK_BODY_BYTES_MAX, check_body_size, is_valid_id,
+};
+pub use media::{MEDIA_NOT_UNDERSTOOD_REPLY, media_reply};
+pub use profile::ChannelProfile;
+pub use secret::Secret;
+pub use sender::{
+    BUTTONS_ONLY_TEXT, ChannelSender, Recipient, SendError, SendReceipt, SentButton, button_id,
+    button_index, with_typing,
+};
+pub use split::split_text;
+pub use telegram::{TELEGRAM_API_BASE_DEFAULT, TelegramConfig, TelegramSender};
+pub use web::{WebSender, web_message};
+pub use whatsapp::{WHATSAPP_API_BASE_DEFAULT, WhatsappConfig, WhatsappSender};

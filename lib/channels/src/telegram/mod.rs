@@ -1,0 +1,12 @@
+//! Telegram Bot API: webhook secret check and update parsing, and the sender.
+
+mod parse;
+mod send;
+mod verify;
+
+pub use parse::parse_update;
+pub use send::{
+    CALLBACK_DATA_BYTES_MAX, TELEGRAM_API_BASE_DEFAULT, TYPING_REFRESH_SECS, TelegramConfig,
+    TelegramSender,
+};
+pub use verify::{SECRET_HEADER, SecretError, verify_secret};

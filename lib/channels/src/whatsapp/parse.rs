@@ -1,0 +1,339 @@
+//! WhatsApp Cloud API webhook payloads → [`InboundMessage`]s.
+//!
+//! One POST can carry several entries × changes × messages; each user message becomes its own
+//! [`InboundMessage`]. Statuses, the user's reactions, `unsupported`, `system` and other
+//! notifications are acknowledged and dropped. Every item is read on its own, so a part in an
+//! unexpected shape is dropped without losing the rest, and nothing here can panic.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::inbound::{
+    Channel, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty, valid_id,
+};
+
+/// The `object` of every WhatsApp Business Account webhook.
+const OBJECT: &str = "whatsapp_business_account";
+
+/// The `field` of changes that carry messages and statuses.
+const FIELD_MESSAGES: &str = "messages";
+
+/// `contacts[]`: who sent the messages of this change.
+#[derive(Debug, Deserialize)]
+struct Contact {
+    /// The user's WhatsApp id (phone number); omitted when the number is withheld.
+    #[serde(default)]
+    wa_id: Option<String>,
+    /// The business-scoped user id (BSUID).
+    #[serde(default)]
+    user_id: Option<String>,
+    #[serde(default)]
+    profile: Option<Profile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Profile {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// `messages[]`: one user message, in the documented common shape.
+#[derive(Debug, Deserialize)]
+struct Message {
+    /// The sender's phone number; omitted when the number is withheld (usernames).
+    #[serde(default)]
+    from: Option<String>,
+    /// The sender's business-scoped user id.
+    #[serde(default)]
+    from_user_id: Option<String>,
+    id: String,
+    /// Epoch seconds, documented as a string.
+    #[serde(default)]
+    timestamp: Option<Value>,
+    #[serde(rename = "type")]
+    kind: String,
+    /// Present for messages in a group, which Steward does not take part in.
+    #[serde(default)]
+    group_id: Option<String>,
+    #[serde(default)]
+    context: Option<Context>,
+    #[serde(default)]
+    text: Option<Text>,
+    #[serde(default)]
+    interactive: Option<Interactive>,
+    #[serde(default)]
+    button: Option<Button>,
+    #[serde(default)]
+    image: Option<Media>,
+    #[serde(default)]
+    document: Option<Media>,
+    #[serde(default)]
+    audio: Option<Media>,
+    #[serde(default)]
+    video: Option<Media>,
+    #[serde(default)]
+    sticker: Option<Media>,
+}
+
+/// The message this one answers (for button clicks: the message the button was on).
+#[derive(Debug, Deserialize)]
+struct Context {
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Text {
+    #[serde(default)]
+    body: Option<String>,
+}
+
+/// `interactive`: a click on a reply button or a list row.
+#[derive(Debug, Deserialize)]
+struct Interactive {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    button_reply: Option<Reply>,
+    #[serde(default)]
+    list_reply: Option<Reply>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Reply {
+    id: String,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+/// `button`: a click on a template's quick-reply button (the legacy shape).
+#[derive(Debug, Deserialize)]
+struct Button {
+    #[serde(default)]
+    payload: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// `image`, `document`, `audio`, `video`, `sticker`.
+#[derive(Debug, Deserialize)]
+struct Media {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    caption: Option<String>,
+}
+
+/// Parses a WhatsApp webhook body (already signature-checked) into the user messages it holds.
+/// Malformed JSON is an error (answer 200 and log: a retry would not fix it); anything else
+/// that is not a user message Steward understands is dropped.
+pub fn parse_webhook(body: &[u8]) -> Result<Vec<InboundMessage>, ParseError> {
+    check_body_size(body.len())?;
+    let root: Value = serde_json::from_slice(body)?;
+    if root.get("object").and_then(Value::as_str) != Some(OBJECT) {
+        tracing::debug!("whatsapp webhook: not a business account notification; dropped");
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in array(root.get("entry")) {
+        for change in array(entry.get("changes")) {
+            let field = change.get("field").and_then(Value::as_str);
+            if field.is_some_and(|f| f != FIELD_MESSAGES) {
+                continue;
+            }
+            let Some(value) = change.get("value") else {
+                continue;
+            };
+            let contacts: Vec<Contact> = array(value.get("contacts"))
+                .filter_map(|c| Contact::deserialize(c).ok())
+                .collect();
+            for raw in array(value.get("messages")) {
+                match Message::deserialize(raw) {
+                    Ok(message) => out.extend(to_inbound(message, &contacts)),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "whatsapp webhook: message in an unexpected shape; dropped")
+                    }
+                }
+            }
+            // `statuses` (delivery receipts for our own messages) are acknowledged and dropped.
+        }
+    }
+    Ok(out)
+}
+
+/// The items of a JSON array, or nothing if `value` is not one.
+fn array(value: Option<&Value>) -> impl Iterator<Item = &Value> {
+    value.and_then(Value::as_array).into_iter().flatten()
+}
+
+/// One message in the documented shape → an [`InboundMessage`], or `None` when it is not
+/// something a user said to Steward (a reaction, a system notice, an unsupported type …).
+fn to_inbound(message: Message, contacts: &[Contact]) -> Option<InboundMessage> {
+    if message.group_id.is_some() {
+        tracing::debug!("whatsapp webhook: group message; dropped");
+        return None;
+    }
+    let id = valid_id(Some(message.id.clone()))?;
+    let timestamp = epoch_seconds(message.timestamp.as_ref())?;
+    let contact = find_contact(contacts, &message);
+    // The phone number when WhatsApp shares it, else the business-scoped user id.
+    let sender = valid_id(message.from.clone())
+        .or_else(|| valid_id(contact.and_then(|c| c.wa_id.clone())))
+        .or_else(|| valid_id(message.from_user_id.clone()))
+        .or_else(|| valid_id(contact.and_then(|c| c.user_id.clone())))?;
+    let display_name = non_empty(contact.and_then(|c| c.profile.as_ref()?.name.clone()));
+
+    let mut text = None;
+    let mut button_id = None;
+    let mut media = None;
+    match message.kind.as_str() {
+        "text" => text = message.text.and_then(|t| t.body),
+        "interactive" => {
+            let interactive = message.interactive?;
+            let reply = match interactive.kind.as_str() {
+                "button_reply" => interactive.button_reply?,
+                "list_reply" => interactive.list_reply?,
+                other => {
+                    tracing::debug!(
+                        kind = other,
+                        "whatsapp webhook: interactive reply not understood; dropped"
+                    );
+                    return None;
+                }
+            };
+            button_id = valid_id(Some(reply.id));
+            text = reply.title;
+        }
+        "button" => {
+            let button = message.button?;
+            button_id = valid_id(button.payload);
+            text = button.text;
+        }
+        kind @ ("image" | "document" | "audio" | "video" | "sticker") => {
+            let (media_kind, part) = match kind {
+                "image" => (MediaKind::Image, message.image),
+                "document" => (MediaKind::Document, message.document),
+                "audio" => (MediaKind::Audio, message.audio),
+                "video" => (MediaKind::Video, message.video),
+                _ => (MediaKind::Sticker, message.sticker),
+            };
+            let part = part.unwrap_or(Media {
+                id: None,
+                mime_type: None,
+                caption: None,
+            });
+            text = part.caption;
+            media = Some(MediaRef {
+                kind: media_kind,
+                provider_media_id: valid_id(part.id),
+                mime: non_empty(part.mime_type),
+            });
+        }
+        // Not text, but the user did send something: say so rather than stay silent.
+        "location" | "contacts" => {
+            media = Some(MediaRef {
+                kind: MediaKind::Other,
+                provider_media_id: None,
+                mime: None,
+            });
+        }
+        other => {
+            // reaction, unsupported, system, order, request_welcome, …: acknowledged, dropped.
+            tracing::debug!(
+                kind = other,
+                "whatsapp webhook: message type not handled; dropped"
+            );
+            return None;
+        }
+    }
+    let text = non_empty(text);
+    if text.is_none() && button_id.is_none() && media.is_none() {
+        return None;
+    }
+    let replied_to_id = if button_id.is_some() {
+        valid_id(message.context.and_then(|c| c.id))
+    } else {
+        None
+    };
+    Some(InboundMessage {
+        channel: Channel::Whatsapp,
+        conversation_id: sender.clone(),
+        external_user_id: sender,
+        provider_message_id: id.clone(),
+        message_ref: Some(id),
+        text,
+        button_id,
+        replied_to_id,
+        media,
+        timestamp,
+        display_name,
+        callback_query_id: None,
+    })
+}
+
+/// The contact who sent `message`: the one whose ids match, else the only one.
+fn find_contact<'a>(contacts: &'a [Contact], message: &Message) -> Option<&'a Contact> {
+    contacts
+        .iter()
+        .find(|c| {
+            (c.wa_id.is_some() && c.wa_id == message.from)
+                || (c.user_id.is_some() && c.user_id == message.from_user_id)
+        })
+        .or(match contacts {
+            [only] => Some(only),
+            _ => None,
+        })
+}
+
+/// Epoch seconds from the documented string form (or a plain number).
+fn epoch_seconds(value: Option<&Value>) -> Option<i64> {
+    match value? {
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Number(n) => n.as_i64(),
+        _ => None,
+    }
+    .filter(|t| *t >= 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(body: &str) -> Vec<InboundMessage> {
+        parse_webhook(body.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn wrong_object_or_shape_is_dropped() {
+        assert!(one(r#"{"object":"page","entry":[]}"#).is_empty());
+        assert!(one(r#"{"object":"whatsapp_business_account","entry":"x"}"#).is_empty());
+        assert!(one(r#"[1,2,3]"#).is_empty());
+        assert!(one(r#"null"#).is_empty());
+        assert!(
+            one(r#"{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"messages":[{"id":5}]}}]}]}"#)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_an_error() {
+        assert!(matches!(
+            parse_webhook(b"{not json"),
+            Err(ParseError::MalformedJson(_))
+        ));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(
+            epoch_seconds(Some(&Value::from("1749416383"))),
+            Some(1_749_416_383)
+        );
+        assert_eq!(epoch_seconds(Some(&Value::from(17))), Some(17));
+        assert_eq!(epoch_seconds(Some(&Value::from("soon"))), None);
+        assert_eq!(epoch_seconds(Some(&Value::from(-1))), None);
+        assert_eq!(epoch_seconds(None), None);
+    }
+}

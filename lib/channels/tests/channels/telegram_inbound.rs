@@ -1,0 +1,98 @@
+//! Telegram update fixtures: secret checked, then parsed.
+
+use steward_channels::telegram::{SecretError, parse_update, verify_secret};
+use steward_channels::{Channel, InboundMessage, MediaKind, ParseError, WEBHOOK_BODY_BYTES_MAX};
+
+use crate::fixture;
+
+const SECRET: &str = "test-webhook-secret_0123";
+
+fn receive(name: &str) -> Option<InboundMessage> {
+    let body = fixture(&format!("telegram/{name}.json"));
+    verify_secret(Some(SECRET), SECRET).unwrap();
+    parse_update(&body).unwrap()
+}
+
+#[test]
+fn text_message() {
+    let m = receive("text").unwrap();
+    assert_eq!(m.channel, Channel::Telegram);
+    assert_eq!(m.conversation_id, "111222333");
+    assert_eq!(m.conversation_key(), "tg:111222333");
+    assert_eq!(m.external_user_id, "111222333");
+    assert_eq!(m.provider_message_id, "875310001");
+    assert_eq!(m.message_ref.as_deref(), Some("1365"));
+    assert_eq!(m.text.as_deref(), Some("Close registration on Thursday"));
+    assert_eq!(m.timestamp, 1_750_200_000);
+    assert_eq!(m.display_name.as_deref(), Some("Ada Lovelace"));
+    assert_eq!(m.callback_query_id, None);
+}
+
+#[test]
+fn group_message_keeps_chat_and_sender_apart() {
+    let m = receive("group_text").unwrap();
+    assert_eq!(m.conversation_id, "-1001234567890");
+    assert_eq!(m.external_user_id, "444555666");
+    assert_eq!(m.display_name.as_deref(), Some("Omar Haddad"));
+}
+
+#[test]
+fn callback_query() {
+    let m = receive("callback_query").unwrap();
+    assert_eq!(m.provider_message_id, "875310002");
+    assert_eq!(m.button_id.as_deref(), Some("b1"));
+    assert_eq!(m.text.as_deref(), Some("Not yet"));
+    assert_eq!(m.callback_query_id.as_deref(), Some("4382bfdwdsb323b2d9"));
+    assert_eq!(m.conversation_id, "111222333");
+    assert_eq!(m.external_user_id, "111222333");
+    assert_eq!(m.replied_to_id.as_deref(), Some("1366"));
+    assert!(m.timestamp > 1_750_000_000);
+}
+
+#[test]
+fn photo_is_media_with_the_largest_size() {
+    let m = receive("photo").unwrap();
+    let media = m.media.clone().unwrap();
+    assert_eq!(media.kind, MediaKind::Image);
+    assert_eq!(
+        media.provider_media_id.as_deref(),
+        Some("AgACAgQAAxkBAAIBS-large")
+    );
+    assert_eq!(m.text.as_deref(), Some("Our venue"));
+    assert!(steward_channels::media_reply(&m).is_some());
+}
+
+#[test]
+fn document_is_media() {
+    let m = receive("document").unwrap();
+    let media = m.media.unwrap();
+    assert_eq!(media.kind, MediaKind::Document);
+    assert_eq!(media.mime.as_deref(), Some("application/pdf"));
+    assert_eq!(m.text, None);
+}
+
+#[test]
+fn edited_and_unknown_updates_are_dropped() {
+    assert_eq!(receive("edited_message"), None);
+    assert_eq!(receive("unknown_update"), None);
+}
+
+#[test]
+fn secret_header() {
+    assert_eq!(verify_secret(Some(SECRET), SECRET), Ok(()));
+    assert_eq!(verify_secret(None, SECRET), Err(SecretError::Missing));
+    assert_eq!(
+        verify_secret(Some("test-webhook-secret_0124"), SECRET),
+        Err(SecretError::Mismatch)
+    );
+}
+
+#[test]
+fn malformed_and_oversized() {
+    assert!(matches!(
+        parse_update(b"not json"),
+        Err(ParseError::MalformedJson(_))
+    ));
+    let big = vec![b' '; WEBHOOK_BODY_BYTES_MAX + 1];
+    assert!(matches!(parse_update(&big), Err(ParseError::TooLarge(_))));
+}

@@ -1,0 +1,287 @@
+//! A conversation's state (`CONV#c / META`) and the claim that starts every turn.
+//!
+//! The claim is one conditional transaction: the message's `INBOX#<id>` record (absent →
+//! created) together with the conversation record (version-checked), which takes the next turn
+//! number and counts the hourly cap. A message already claimed is a duplicate (done) or a turn
+//! to resume (running); nothing about it is ever counted twice.
+
+use serde::{Deserialize, Serialize};
+use steward_store::{Item, StoreError, Table, WriteOp};
+
+use crate::ids::{ChannelName, ConversationKey, UserId};
+use crate::keys;
+use crate::limits::INBOX_TTL_SECS;
+
+/// How many times a claim is retried when the conversation record changed under it.
+const CLAIM_RETRIES_MAX: usize = 8;
+/// One hour in milliseconds, the hourly cap's bucket.
+const HOUR_MILLIS: i64 = 60 * 60 * 1000;
+
+/// The conversation record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationMeta {
+    /// Who the conversation belongs to (None until the sender is known).
+    #[serde(default)]
+    pub user: Option<UserId>,
+    /// The channel it runs on.
+    pub channel: ChannelName,
+    /// The current transcript segment; only it is replayed to the model.
+    #[serde(default)]
+    pub segment: u32,
+    /// Turns started so far (the last turn's number).
+    #[serde(default)]
+    pub turns: u64,
+    /// The record the conversation is about, shown in every context block.
+    #[serde(default)]
+    pub active_record: Option<String>,
+    /// When the user last wrote (epoch ms): WhatsApp's 24-hour window starts here.
+    #[serde(default)]
+    pub last_inbound_ms: i64,
+    /// The hour (epoch ms / 1 h) the count below belongs to.
+    #[serde(default)]
+    pub hour: i64,
+    /// Messages claimed in that hour.
+    #[serde(default)]
+    pub hour_count: u32,
+    /// Model rows sorting before this key are replayed without reasoning blocks: the
+    /// provider rejected their signatures once (a model or prompt change), and stored rows
+    /// are never rewritten.
+    #[serde(default)]
+    pub reasoning_floor: Option<String>,
+}
+
+impl ConversationMeta {
+    fn new(channel: ChannelName) -> Self {
+        Self {
+            user: None,
+            channel,
+            segment: 0,
+            turns: 0,
+            active_record: None,
+            last_inbound_ms: 0,
+            hour: 0,
+            hour_count: 0,
+            reasoning_floor: None,
+        }
+    }
+}
+
+/// The conversation record with the version it was read at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// Its key.
+    pub key: ConversationKey,
+    /// Its state.
+    pub meta: ConversationMeta,
+    /// Version read, for the next conditional write (0: not stored yet).
+    pub version: u64,
+}
+
+/// The `INBOX#<id>` record of one message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxRecord {
+    /// The turn this message started.
+    pub turn: u64,
+    /// Whether the turn finished.
+    pub done: bool,
+    /// Whether the message was over the hourly cap when claimed.
+    #[serde(default)]
+    pub capped: bool,
+    /// When the message was claimed (epoch ms).
+    #[serde(default)]
+    pub received_ms: i64,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// Already handled completely: drop it.
+    Duplicate,
+    /// A turn to run (fresh) or to resume (an earlier attempt stopped part-way).
+    Turn {
+        /// The turn's number in this conversation.
+        turn: u64,
+        /// Whether an earlier attempt had already started it.
+        resumed: bool,
+        /// Whether the message is over the hourly cap.
+        capped: bool,
+        /// The conversation as of the claim.
+        conversation: Conversation,
+    },
+}
+
+/// Reads the conversation record (a fresh one, unsaved, when there is none).
+pub async fn load(
+    table: &dyn Table,
+    key: &ConversationKey,
+    channel: &ChannelName,
+) -> Result<Conversation, StoreError> {
+    let item = table
+        .get(&keys::conversation_pk(key), keys::CONVERSATION_META_SK)
+        .await?;
+    match item {
+        Some(item) => Ok(Conversation {
+            key: key.clone(),
+            meta: item
+                .parse()
+                .map_err(|e| StoreError::Backend(format!("corrupt conversation {key}: {e}")))?,
+            version: item.version,
+        }),
+        None => Ok(Conversation {
+            key: key.clone(),
+            meta: ConversationMeta::new(channel.clone()),
+            version: 0,
+        }),
+    }
+}
+
+/// The write that replaces the conversation record read as `conv` with `meta`.
+pub fn save_op(conv: &Conversation, meta: &ConversationMeta) -> Result<WriteOp, StoreError> {
+    let item = Item::from_value(
+        keys::conversation_pk(&conv.key),
+        keys::CONVERSATION_META_SK,
+        meta,
+    )
+    .map_err(|e| StoreError::Backend(e.to_string()))?
+    .with_version(conv.version + 1);
+    Ok(if conv.version == 0 {
+        WriteOp::put_if_absent(item)
+    } else {
+        WriteOp::put_if_version(item, conv.version)
+    })
+}
+
+/// Updates the conversation record with `change`, retrying when it changed concurrently.
+pub async fn update(
+    table: &dyn Table,
+    key: &ConversationKey,
+    channel: &ChannelName,
+    change: impl Fn(&mut ConversationMeta),
+) -> Result<Conversation, StoreError> {
+    for _ in 0..CLAIM_RETRIES_MAX {
+        let conv = load(table, key, channel).await?;
+        let mut meta = conv.meta.clone();
+        change(&mut meta);
+        match table.write(vec![save_op(&conv, &meta)?]).await {
+            Ok(()) => {
+                return Ok(Conversation {
+                    key: key.clone(),
+                    meta,
+                    version: conv.version + 1,
+                });
+            }
+            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Throttled(format!(
+        "conversation {key} kept changing under an update"
+    )))
+}
+
+/// Claims message `message_id` of conversation `key` for user `user` at `now_ms`, counting
+/// it against `messages_per_hour`: see the module docs.
+pub async fn claim(
+    table: &dyn Table,
+    key: &ConversationKey,
+    channel: &ChannelName,
+    user: Option<&UserId>,
+    message_id: &str,
+    now_ms: i64,
+    messages_per_hour: u32,
+) -> Result<Claim, StoreError> {
+    let pk = keys::conversation_pk(key);
+    let inbox_sk = keys::inbox_sk(message_id);
+    for _ in 0..CLAIM_RETRIES_MAX {
+        let conv = load(table, key, channel).await?;
+        if let Some(item) = table.get(&pk, &inbox_sk).await? {
+            let inbox: InboxRecord = item
+                .parse()
+                .map_err(|e| StoreError::Backend(format!("corrupt inbox record: {e}")))?;
+            return Ok(if inbox.done {
+                Claim::Duplicate
+            } else {
+                Claim::Turn {
+                    turn: inbox.turn,
+                    resumed: true,
+                    capped: inbox.capped,
+                    conversation: conv,
+                }
+            });
+        }
+        let mut meta = conv.meta.clone();
+        meta.turns += 1;
+        meta.last_inbound_ms = now_ms;
+        if user.is_some() {
+            meta.user = user.cloned();
+        }
+        let hour = now_ms.div_euclid(HOUR_MILLIS);
+        if meta.hour != hour {
+            meta.hour = hour;
+            meta.hour_count = 0;
+        }
+        meta.hour_count = meta.hour_count.saturating_add(1);
+        let capped = meta.hour_count > messages_per_hour;
+        let inbox = InboxRecord {
+            turn: meta.turns,
+            done: false,
+            capped,
+            received_ms: now_ms,
+        };
+        let inbox_item = Item::from_value(&pk, &inbox_sk, &inbox)
+            .map_err(|e| StoreError::Backend(e.to_string()))?
+            .with_ttl(now_ms.div_euclid(1000) + INBOX_TTL_SECS);
+        let ops = vec![WriteOp::put_if_absent(inbox_item), save_op(&conv, &meta)?];
+        match table.write(ops).await {
+            Ok(()) => {
+                return Ok(Claim::Turn {
+                    turn: meta.turns,
+                    resumed: false,
+                    capped,
+                    conversation: Conversation {
+                        key: key.clone(),
+                        meta,
+                        version: conv.version + 1,
+                    },
+                });
+            }
+            // Someone claimed the message, or changed the conversation, in between: look again.
+            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Throttled(format!(
+        "conversation {key} kept changing under a claim"
+    )))
+}
+
+/// Marks message `message_id`'s turn finished, so a redelivery is dropped as a duplicate.
+pub async fn finish(
+    table: &dyn Table,
+    key: &ConversationKey,
+    message_id: &str,
+) -> Result<(), StoreError> {
+    let pk = keys::conversation_pk(key);
+    let sk = keys::inbox_sk(message_id);
+    let Some(item) = table.get(&pk, &sk).await? else {
+        return Ok(());
+    };
+    let mut inbox: InboxRecord = item
+        .parse()
+        .map_err(|e| StoreError::Backend(format!("corrupt inbox record: {e}")))?;
+    if inbox.done {
+        return Ok(());
+    }
+    inbox.done = true;
+    let mut next = Item::from_value(&pk, &sk, &inbox)
+        .map_err(|e| StoreError::Backend(e.to_string()))?
+        .with_version(item.version + 1);
+    next.ttl = item.ttl;
+    match table
+        .write(vec![WriteOp::put_if_version(next, item.version)])
+        .await
+    {
+        Ok(()) | Err(StoreError::ConditionFailed { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,330 @@
+//! The two transcripts of a conversation.
+//!
+//! * The model transcript (`MODEL#<segment>#<turn>#<step>`): the exact messages sent to and
+//!   received from the model, in order, by segment. Rows are written once (put-if-absent) and
+//!   never rewritten; loading merges consecutive rows of the same role into one message, as the
+//!   API wants alternating roles, without altering any content.
+//! * The visible transcript (`SEEN#<turn>#<index>`): what the person saw — their messages,
+//!   the replies with buttons, reactions. It drives the web chat and history views.
+//!
+//! Both are keyed by position, so a resumed turn that writes a row again changes nothing.
+
+use serde::{Deserialize, Serialize};
+use steward_llm::{ContentBlock, Message, Role};
+use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
+
+use crate::ids::ConversationKey;
+use crate::keys;
+
+/// Most rows of one segment loaded for a request: compaction keeps segments far smaller; this
+/// only bounds the work if it ever fails for a long time.
+const SEGMENT_ROWS_MAX: usize = 20_000;
+/// Most visible rows returned by one read.
+pub const SEEN_PAGE_MAX: usize = 200;
+
+/// Who produced a model-transcript row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowSource {
+    /// The user's message with its context block.
+    User,
+    /// A model response, stored exactly as received.
+    Model,
+    /// The results of one round of tool calls.
+    Tools,
+    /// A reply the harness wrote (a failure message, the bail-out line), recorded so the model
+    /// sees what the person saw.
+    Harness,
+    /// Notes the model wrote about an earlier segment (compaction).
+    Notes,
+}
+
+/// One stored model-transcript row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRow {
+    /// The message, exactly as sent or received.
+    pub message: Message,
+    /// Who produced it.
+    pub source: RowSource,
+    /// For model responses: the stop reason as the API gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// A model row with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedRow {
+    /// Its sort key.
+    pub sk: String,
+    /// The turn it belongs to.
+    pub turn: u64,
+    /// Its step within the turn.
+    pub step: u32,
+    /// The row.
+    pub row: ModelRow,
+}
+
+/// Reads every row of `segment`, in order.
+pub async fn load_segment(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    segment: u32,
+) -> Result<Vec<PlacedRow>, StoreError> {
+    let items = table
+        .query_all(
+            &Query::prefix(
+                keys::conversation_pk(conversation),
+                keys::model_segment_prefix(segment),
+            )
+            .limit(500),
+            SEGMENT_ROWS_MAX,
+        )
+        .await?;
+    items.iter().map(placed).collect()
+}
+
+fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
+    let corrupt = |why: &str| StoreError::Backend(format!("corrupt model row {}: {why}", item.sk));
+    let mut parts = item.sk.rsplit('#');
+    let step = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| corrupt("step"))?;
+    let turn = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| corrupt("turn"))?;
+    let row = item.parse().map_err(|e| corrupt(&e.to_string()))?;
+    Ok(PlacedRow {
+        sk: item.sk.clone(),
+        turn,
+        step,
+        row,
+    })
+}
+
+/// The write that stores `row` at (segment, turn, step), once.
+pub fn put_row_op(
+    conversation: &ConversationKey,
+    segment: u32,
+    turn: u64,
+    step: u32,
+    row: &ModelRow,
+) -> Result<WriteOp, StoreError> {
+    let item = Item::from_value(
+        keys::conversation_pk(conversation),
+        keys::model_sk(segment, turn, step),
+        row,
+    )
+    .map_err(|e| StoreError::Backend(e.to_string()))?;
+    Ok(WriteOp::put_if_absent(item))
+}
+
+/// Stores `row` at (segment, turn, step) unless a row is already there; returns the row that
+/// is stored (an earlier attempt's wins, so a resumed turn continues from what was written).
+pub async fn append(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    segment: u32,
+    turn: u64,
+    step: u32,
+    row: ModelRow,
+) -> Result<ModelRow, StoreError> {
+    let op = put_row_op(conversation, segment, turn, step, &row)?;
+    match table.write(vec![op]).await {
+        Ok(()) => Ok(row),
+        Err(StoreError::ConditionFailed { .. }) => {
+            let pk = keys::conversation_pk(conversation);
+            let sk = keys::model_sk(segment, turn, step);
+            let item = table
+                .get(&pk, &sk)
+                .await?
+                .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
+            Ok(placed(&item)?.row)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The messages to send for `rows`: consecutive rows of one role merged into one message
+/// (content concatenated in order, nothing altered), and reasoning blocks left out of rows
+/// sorting before `reasoning_floor`.
+pub fn to_messages(rows: &[PlacedRow], reasoning_floor: Option<&str>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    for placed in rows {
+        let strip = reasoning_floor.is_some_and(|floor| placed.sk.as_str() < floor);
+        let blocks = placed
+            .row
+            .message
+            .content
+            .iter()
+            .filter(|b| !(strip && b.is_reasoning()))
+            .cloned();
+        let role = placed.row.message.role;
+        match out.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => out.push(Message {
+                role,
+                content: blocks.collect(),
+            }),
+        }
+    }
+    // Stripping can empty a message; drop it and merge what then touches.
+    if reasoning_floor.is_some() {
+        let mut merged: Vec<Message> = Vec::with_capacity(out.len());
+        for m in out.into_iter().filter(|m| !m.content.is_empty()) {
+            match merged.last_mut() {
+                Some(last) if last.role == m.role => last.content.extend(m.content),
+                _ => merged.push(m),
+            }
+        }
+        return merged;
+    }
+    out
+}
+
+/// Characters of non-reasoning content in `rows`: the compaction measure.
+pub fn content_chars(rows: &[PlacedRow]) -> usize {
+    rows.iter()
+        .flat_map(|r| r.row.message.content.iter())
+        .map(block_chars)
+        .sum()
+}
+
+fn block_chars(block: &ContentBlock) -> usize {
+    use steward_llm::ToolResultContent;
+    match block {
+        ContentBlock::Text(t) => t.text.chars().count(),
+        ContentBlock::ToolUse(t) => t.name.len() + t.input.to_string().chars().count(),
+        ContentBlock::ToolResult(t) => match &t.content {
+            Some(ToolResultContent::Text(s)) => s.chars().count(),
+            Some(ToolResultContent::Blocks(b)) => b.iter().map(block_chars).sum(),
+            None => 0,
+        },
+        ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_) => 0,
+        ContentBlock::Image(_) => 0,
+        ContentBlock::Unknown(v) => v.to_string().chars().count(),
+    }
+}
+
+/// A user message block: the fresh context, then the person's own words, each tagged.
+pub fn user_turn_text(context: &str, user_text: &str) -> String {
+    format!(
+        "<context>\n{}\n</context>\n\n<user_message>\n{}\n</user_message>",
+        context.trim(),
+        user_text
+    )
+}
+
+/// One row of the visible transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeenRow {
+    /// `user` or `assistant`.
+    pub role: Role,
+    /// The text shown (None for a pure reaction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Quick-reply buttons shown with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buttons: Vec<String>,
+    /// An emoji reaction put on the user's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reaction: Option<String>,
+    /// When it happened (epoch ms).
+    pub at_ms: i64,
+}
+
+/// Index of the user's message within a turn's visible rows.
+pub const SEEN_USER: u32 = 0;
+/// Index of the assistant's reaction within a turn's visible rows.
+pub const SEEN_REACTION: u32 = 1;
+/// Index of the assistant's reply within a turn's visible rows.
+pub const SEEN_REPLY: u32 = 2;
+
+/// Stores a visible row at (turn, index) unless one is there; returns the stored row.
+pub async fn put_seen(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    turn: u64,
+    index: u32,
+    row: SeenRow,
+) -> Result<SeenRow, StoreError> {
+    let pk = keys::conversation_pk(conversation);
+    let sk = keys::seen_sk(turn, index);
+    let item = Item::from_value(&pk, &sk, &row).map_err(|e| StoreError::Backend(e.to_string()))?;
+    match table.write(vec![WriteOp::put_if_absent(item)]).await {
+        Ok(()) => Ok(row),
+        Err(StoreError::ConditionFailed { .. }) => get_seen(table, conversation, turn, index)
+            .await?
+            .ok_or_else(|| StoreError::Backend(format!("seen row {sk} vanished"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The visible row at (turn, index), if any.
+pub async fn get_seen(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    turn: u64,
+    index: u32,
+) -> Result<Option<SeenRow>, StoreError> {
+    let item = table
+        .get(
+            &keys::conversation_pk(conversation),
+            &keys::seen_sk(turn, index),
+        )
+        .await?;
+    item.map(|i| {
+        i.parse()
+            .map_err(|e| StoreError::Backend(format!("corrupt seen row {}: {e}", i.sk)))
+    })
+    .transpose()
+}
+
+/// A visible row with its position, for readers that page through the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedSeen {
+    /// Its sort key; pass it back as `after` to read what came later.
+    pub cursor: String,
+    /// The turn.
+    pub turn: u64,
+    /// The row.
+    pub row: SeenRow,
+}
+
+/// Visible rows after `after` (a cursor from an earlier read), oldest first, at most
+/// [`SEEN_PAGE_MAX`].
+pub async fn read_seen(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    after: Option<&str>,
+) -> Result<Vec<PlacedSeen>, StoreError> {
+    let pk = keys::conversation_pk(conversation);
+    let query = match after {
+        Some(cursor) => Query::partition(pk).sort(SortKey::Between(
+            format!("{cursor}\u{0}"),
+            format!("{}\u{10FFFF}", keys::SEEN_SK_PREFIX),
+        )),
+        None => Query::prefix(pk, keys::SEEN_SK_PREFIX),
+    }
+    .limit(SEEN_PAGE_MAX);
+    let page = table.query(&query).await?;
+    page.items
+        .iter()
+        .filter(|i| i.sk.starts_with(keys::SEEN_SK_PREFIX))
+        .map(|i| {
+            let turn =
+                i.sk.split('#')
+                    .nth(1)
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or_default();
+            Ok(PlacedSeen {
+                cursor: i.sk.clone(),
+                turn,
+                row: i
+                    .parse()
+                    .map_err(|e| StoreError::Backend(format!("corrupt seen row {}: {e}", i.sk)))?,
+            })
+        })
+        .collect()
+}
