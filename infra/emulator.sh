@@ -36,7 +36,9 @@ start() {
   local port
   port="$(free_port)"
   : >"$log_file"
-  "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >>"$log_file" 2>&1 &
+  # Our launcher (moto_server.py): moto's app with requests serialized, so transactions are
+  # as atomic as DynamoDB's own.
+  "$venv/bin/python" "$(dirname "$0")/moto_server.py" 127.0.0.1 "$port" >>"$log_file" 2>&1 &
   echo $! >"$pid_file"
   local url="http://127.0.0.1:$port"
   for _ in $(seq 1 100); do

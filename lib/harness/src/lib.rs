@@ -19,6 +19,8 @@
 //! * [`turn`]: the [`Agent`] and its turn loop; [`gate`]: the confirmation gate;
 //!   [`compaction`]: new segments instead of edits; [`chat_tools`]: conversation-only tools;
 //!   [`shaping`]: replies fitted to the channel; [`usage`]: token accounting.
+//! * [`inbound`]: the conversation layer before the model ([`handle_inbound`]); [`outbox`]:
+//!   [`ChannelOutbox`], a turn's replies over a channel sender.
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
@@ -33,9 +35,11 @@ pub mod error;
 pub mod gate;
 pub mod identity;
 pub mod ids;
+pub mod inbound;
 pub mod keys;
 pub mod limits;
 pub mod linking;
+pub mod outbox;
 pub mod outcome;
 pub mod prompt;
 pub mod registry;
@@ -56,8 +60,10 @@ pub use ids::{
     ActionId, ChannelIdentity, ChannelName, ConversationKey, EffectKey, ExternalId, TokenId,
     ToolUseId, UserId,
 };
+pub use inbound::{InboundOutcome, Links, handle_inbound};
 pub use keys::RecordKey;
 pub use limits::TOOL_RESULT_CHARS_MAX;
+pub use outbox::ChannelOutbox;
 pub use outcome::{ToolError, ToolErrorKind, ToolOutcome};
 pub use prompt::{FrozenPrefix, PROMPT_VERSION};
 pub use registry::{McpTool, ModelTool, Registry, UnknownTool};

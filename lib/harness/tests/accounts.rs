@@ -6,9 +6,7 @@ mod support;
 use steward_harness::{AccountStatus, Actor, ServiceError, UserId, accounts};
 use support::World;
 
-#[tokio::test]
-async fn create_and_read_an_account() {
-    let w = World::new();
+async fn create_and_read_an_account(w: World) {
     let p = accounts::create_account(w.table.as_ref(), &w.clock, "  Dana Lee ", None)
         .await
         .unwrap();
@@ -29,9 +27,7 @@ async fn create_and_read_an_account() {
     assert_eq!(other.time_zone.as_str(), "Asia/Tokyo");
 }
 
-#[tokio::test]
-async fn creation_errors_are_readable() {
-    let w = World::new();
+async fn creation_errors_are_readable(w: World) {
     let err = accounts::create_account(w.table.as_ref(), &w.clock, "Dana", Some("Moon/Base"))
         .await
         .unwrap_err();
@@ -54,9 +50,7 @@ async fn creation_errors_are_readable() {
     assert_eq!(err.to_string(), "An account with id taken already exists.");
 }
 
-#[tokio::test]
-async fn a_missing_account_is_not_found() {
-    let w = World::new();
+async fn a_missing_account_is_not_found(w: World) {
     let ghost = UserId::parse("ghost").unwrap();
     let err = accounts::get_profile(w.table.as_ref(), &ghost)
         .await
@@ -74,9 +68,7 @@ async fn a_missing_account_is_not_found() {
     assert!(matches!(err, ServiceError::NotFound { .. }));
 }
 
-#[tokio::test]
-async fn rename_and_time_zone_are_audited_edits() {
-    let w = World::new();
+async fn rename_and_time_zone_are_audited_edits(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let p = accounts::rename(&ctx, "Dana").await.unwrap();
@@ -106,9 +98,7 @@ async fn rename_and_time_zone_are_audited_edits() {
     assert_eq!(actions.len(), 2);
 }
 
-#[tokio::test]
-async fn pause_and_resume_are_idempotent_and_gate_edits() {
-    let w = World::new();
+async fn pause_and_resume_are_idempotent_and_gate_edits(w: World) {
     let u = w.account("u1").await;
     let p = accounts::pause(w.table.as_ref(), &u).await.unwrap();
     assert_eq!(p.status, AccountStatus::Paused);
@@ -144,3 +134,15 @@ async fn pause_and_resume_are_idempotent_and_gate_edits() {
         AccountStatus::Active
     );
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    create_and_read_an_account,
+    creation_errors_are_readable,
+    a_missing_account_is_not_found,
+    rename_and_time_zone_are_audited_edits,
+    pause_and_resume_are_idempotent_and_gate_edits,
+);

@@ -11,9 +11,7 @@ use steward_harness::{Actor, Audited, ServiceError, accounts, effect, keys};
 use support::notes::{self, Note};
 use support::{World, effect};
 
-#[tokio::test]
-async fn a_commit_writes_records_header_and_audit_rows_together() {
-    let w = World::new();
+async fn a_commit_writes_records_header_and_audit_rows_together(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let note = notes::add(&ctx, "Groceries").await.unwrap();
@@ -52,9 +50,7 @@ async fn a_commit_writes_records_header_and_audit_rows_together() {
     assert_eq!(after.data, serde_json::to_value(&note).unwrap());
 }
 
-#[tokio::test]
-async fn replace_bumps_the_version_and_keeps_both_images() {
-    let w = World::new();
+async fn replace_bumps_the_version_and_keeps_both_images(w: World) {
     let u = w.account("u1").await;
     let note = notes::add(&w.ctx(&u, Actor::User), "Draft").await.unwrap();
     let ctx = w.ctx(&u, Actor::Agent);
@@ -75,9 +71,7 @@ async fn replace_bumps_the_version_and_keeps_both_images() {
     assert_eq!(row.after.unwrap().data["title"], "Final");
 }
 
-#[tokio::test]
-async fn a_stale_version_is_a_readable_conflict_and_writes_nothing() {
-    let w = World::new();
+async fn a_stale_version_is_a_readable_conflict_and_writes_nothing(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let note = notes::add(&ctx, "A").await.unwrap();
@@ -101,9 +95,7 @@ async fn a_stale_version_is_a_readable_conflict_and_writes_nothing() {
     assert_eq!(w.dump("USER#u1").await, before, "nothing written");
 }
 
-#[tokio::test]
-async fn put_new_over_an_existing_record_conflicts() {
-    let w = World::new();
+async fn put_new_over_an_existing_record_conflicts(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let note = notes::add(&ctx, "A").await.unwrap();
@@ -116,9 +108,7 @@ async fn put_new_over_an_existing_record_conflicts() {
     assert!(matches!(err, ServiceError::Conflict { .. }), "{err:?}");
 }
 
-#[tokio::test]
-async fn delete_and_require_unchanged_are_version_checked() {
-    let w = World::new();
+async fn delete_and_require_unchanged_are_version_checked(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -144,9 +134,7 @@ async fn delete_and_require_unchanged_are_version_checked() {
     assert!(matches!(err, ServiceError::NotFound { .. }));
 }
 
-#[tokio::test]
-async fn a_paused_account_cannot_write_and_a_missing_one_is_not_found() {
-    let w = World::new();
+async fn a_paused_account_cannot_write_and_a_missing_one_is_not_found(w: World) {
     let u = w.account("u1").await;
     accounts::pause(w.table.as_ref(), &u).await.unwrap();
     let err = notes::add(&w.ctx(&u, Actor::Agent), "A").await.unwrap_err();
@@ -168,9 +156,7 @@ async fn a_paused_account_cannot_write_and_a_missing_one_is_not_found() {
     assert!(w.dump("USER#ghost").await.is_empty());
 }
 
-#[tokio::test]
-async fn too_many_changes_are_refused_clearly() {
-    let w = World::new();
+async fn too_many_changes_are_refused_clearly(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User).with_effect(effect("toolu_big"));
     let titles: Vec<String> = (0..=AUDITED_CHANGES_MAX).map(|i| format!("n{i}")).collect();
@@ -189,9 +175,7 @@ async fn too_many_changes_are_refused_clearly() {
     assert_eq!(notes::list(&ctx).await.unwrap().len(), AUDITED_CHANGES_MAX);
 }
 
-#[tokio::test]
-async fn the_domain_cannot_write_harness_keys_or_another_users_partition() {
-    let w = World::new();
+async fn the_domain_cannot_write_harness_keys_or_another_users_partition(w: World) {
     let u1 = w.account("u1").await;
     let _u2 = w.account("u2").await;
     let ctx = w.ctx(&u1, Actor::Agent);
@@ -221,9 +205,7 @@ async fn the_domain_cannot_write_harness_keys_or_another_users_partition() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn an_empty_transaction_writes_nothing() {
-    let w = World::new();
+async fn an_empty_transaction_writes_nothing(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User).with_effect(effect("toolu_empty"));
     let r = Audited::new(&ctx)
@@ -240,9 +222,7 @@ async fn an_empty_transaction_writes_nothing() {
     );
 }
 
-#[tokio::test]
-async fn the_same_effect_key_twice_changes_once_and_returns_the_same_result() {
-    let w = World::new();
+async fn the_same_effect_key_twice_changes_once_and_returns_the_same_result(w: World) {
     let u = w.account("u1").await;
     let first = w.agent_call(&u, "toolu_1");
     let r1 = notes::add(&first, "Once").await.unwrap();
@@ -276,9 +256,7 @@ async fn the_same_effect_key_twice_changes_once_and_returns_the_same_result() {
     assert_eq!(headers.len(), 2, "one action per distinct tool call");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_calls_with_one_effect_key_act_exactly_once() {
-    let w = World::new();
+async fn concurrent_calls_with_one_effect_key_act_exactly_once(w: World) {
     let u = w.account("u1").await;
     let base = w.ctx(&u, Actor::Agent);
     let mut tasks = Vec::new();
@@ -319,9 +297,7 @@ async fn concurrent_calls_with_one_effect_key_act_exactly_once() {
     assert_eq!(headers.len(), 1);
 }
 
-#[tokio::test]
-async fn effects_expire_with_the_inbox_window() {
-    let w = World::new();
+async fn effects_expire_with_the_inbox_window(w: World) {
     let u = w.account("u1").await;
     let ctx = w.agent_call(&u, "toolu_ttl");
     notes::add(&ctx, "A").await.unwrap();
@@ -338,9 +314,7 @@ async fn effects_expire_with_the_inbox_window() {
     assert_eq!(item.data["action"], ctx.action().to_string());
 }
 
-#[tokio::test]
-async fn one_context_commits_once() {
-    let w = World::new();
+async fn one_context_commits_once(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     notes::add(&ctx, "A").await.unwrap();
@@ -356,3 +330,23 @@ async fn one_context_commits_once() {
     assert_eq!(notes::list(&ctx).await.unwrap().len(), 1);
     notes::add(&ctx.next_action(), "B").await.unwrap();
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    a_commit_writes_records_header_and_audit_rows_together,
+    replace_bumps_the_version_and_keeps_both_images,
+    a_stale_version_is_a_readable_conflict_and_writes_nothing,
+    put_new_over_an_existing_record_conflicts,
+    delete_and_require_unchanged_are_version_checked,
+    a_paused_account_cannot_write_and_a_missing_one_is_not_found,
+    too_many_changes_are_refused_clearly,
+    the_domain_cannot_write_harness_keys_or_another_users_partition,
+    an_empty_transaction_writes_nothing,
+    the_same_effect_key_twice_changes_once_and_returns_the_same_result,
+    concurrent_calls_with_one_effect_key_act_exactly_once,
+    effects_expire_with_the_inbox_window,
+    one_context_commits_once,
+);

@@ -15,9 +15,7 @@ fn wa(id: &str) -> ChannelIdentity {
     ChannelIdentity::parse("wa", id).unwrap()
 }
 
-#[tokio::test]
-async fn an_identity_binds_to_one_account() {
-    let w = World::new();
+async fn an_identity_binds_to_one_account(w: World) {
     let u1 = w.account("u1").await;
     let u2 = w.account("u2").await;
     let phone = wa("4915112345");
@@ -54,9 +52,7 @@ async fn an_identity_binds_to_one_account() {
     assert!(matches!(err, ServiceError::NotFound { .. }));
 }
 
-#[tokio::test]
-async fn unbinding_frees_the_identity() {
-    let w = World::new();
+async fn unbinding_frees_the_identity(w: World) {
     let u1 = w.account("u1").await;
     let u2 = w.account("u2").await;
     let t = w.table.as_ref();
@@ -70,9 +66,7 @@ async fn unbinding_frees_the_identity() {
     assert_eq!(identity::lookup(t, &phone).await.unwrap(), Some(u2));
 }
 
-#[tokio::test]
-async fn a_code_in_a_message_links_the_sender_once() {
-    let w = World::new();
+async fn a_code_in_a_message_links_the_sender_once(w: World) {
     let u = w.account("u1").await;
     let t = w.table.as_ref();
     let issued = linking::issue_code(t, &w.clock, &u).await.unwrap();
@@ -111,9 +105,7 @@ async fn a_code_in_a_message_links_the_sender_once() {
     );
 }
 
-#[tokio::test]
-async fn a_new_code_retires_the_old_one() {
-    let w = World::new();
+async fn a_new_code_retires_the_old_one(w: World) {
     let u = w.account("u1").await;
     let t = w.table.as_ref();
     let old = linking::issue_code(t, &w.clock, &u).await.unwrap();
@@ -129,9 +121,7 @@ async fn a_new_code_retires_the_old_one() {
     assert_eq!(ok, LinkOutcome::Linked { user: u });
 }
 
-#[tokio::test]
-async fn codes_expire_after_thirty_minutes() {
-    let w = World::new();
+async fn codes_expire_after_thirty_minutes(w: World) {
     let u = w.account("u1").await;
     let t = w.table.as_ref();
     let issued = linking::issue_code(t, &w.clock, &u).await.unwrap();
@@ -148,9 +138,7 @@ async fn codes_expire_after_thirty_minutes() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn unknown_codes_and_codes_for_taken_identities_are_refused() {
-    let w = World::new();
+async fn unknown_codes_and_codes_for_taken_identities_are_refused(w: World) {
     let u1 = w.account("u1").await;
     let u2 = w.account("u2").await;
     let t = w.table.as_ref();
@@ -184,9 +172,7 @@ async fn unknown_codes_and_codes_for_taken_identities_are_refused() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_code_binds_at_most_once_under_concurrency() {
-    let w = World::new();
+async fn a_code_binds_at_most_once_under_concurrency(w: World) {
     let u = w.account("u1").await;
     let code = linking::issue_code(w.table.as_ref(), &w.clock, &u)
         .await
@@ -219,3 +205,17 @@ async fn a_code_binds_at_most_once_under_concurrency() {
         1
     );
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    an_identity_binds_to_one_account,
+    unbinding_frees_the_identity,
+    a_code_in_a_message_links_the_sender_once,
+    a_new_code_retires_the_old_one,
+    codes_expire_after_thirty_minutes,
+    unknown_codes_and_codes_for_taken_identities_are_refused,
+    a_code_binds_at_most_once_under_concurrency,
+);

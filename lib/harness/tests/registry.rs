@@ -74,9 +74,7 @@ fn duplicate_tools_are_refused() {
     assert_eq!(err.to_string(), "tool \"add_note\" is registered twice");
 }
 
-#[tokio::test]
-async fn an_unknown_tool_is_a_distinct_error() {
-    let w = World::new();
+async fn an_unknown_tool_is_a_distinct_error(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let err = r
@@ -87,9 +85,7 @@ async fn an_unknown_tool_is_a_distinct_error() {
     assert!(err.to_string().contains("Unknown tool \"drop_tables\""));
 }
 
-#[tokio::test]
-async fn invalid_arguments_name_each_field_and_run_nothing() {
-    let w = World::new();
+async fn invalid_arguments_name_each_field_and_run_nothing(w: World) {
     let u = w.account("u1").await;
     let (r, calls) = registry();
     let out = r
@@ -120,9 +116,7 @@ async fn invalid_arguments_name_each_field_and_run_nothing() {
     assert!(checked.is_err());
 }
 
-#[tokio::test]
-async fn a_model_invented_user_field_is_dropped_not_honoured() {
-    let w = World::new();
+async fn a_model_invented_user_field_is_dropped_not_honoured(w: World) {
     let u1 = w.account("u1").await;
     let _u2 = w.account("u2").await;
     let (r, _) = registry();
@@ -147,9 +141,7 @@ async fn a_model_invented_user_field_is_dropped_not_honoured() {
     );
 }
 
-#[tokio::test]
-async fn a_service_error_comes_back_readable() {
-    let w = World::new();
+async fn a_service_error_comes_back_readable(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let out = r
@@ -175,9 +167,7 @@ async fn a_service_error_comes_back_readable() {
     );
 }
 
-#[tokio::test]
-async fn a_panic_becomes_a_generic_internal_error() {
-    let w = World::new();
+async fn a_panic_becomes_a_generic_internal_error(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let ctx = w.ctx(&u, Actor::Agent);
@@ -197,9 +187,7 @@ async fn a_panic_becomes_a_generic_internal_error() {
     assert!(out.is_ok());
 }
 
-#[tokio::test]
-async fn a_store_error_becomes_a_generic_internal_error() {
-    let w = World::new();
+async fn a_store_error_becomes_a_generic_internal_error(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let ctx = w.ctx(&u, Actor::Agent);
@@ -213,9 +201,7 @@ async fn a_store_error_becomes_a_generic_internal_error() {
     assert!(msg.contains(&ctx.action().to_string()), "{msg}");
 }
 
-#[tokio::test]
-async fn a_paused_account_gets_reads_but_no_writes() {
-    let w = World::new();
+async fn a_paused_account_gets_reads_but_no_writes(w: World) {
     let u = w.account("u1").await;
     let (r, calls) = registry();
     let ctx = w.ctx(&u, Actor::Agent);
@@ -258,9 +244,7 @@ async fn a_paused_account_gets_reads_but_no_writes() {
     assert!(listed.is_ok());
 }
 
-#[tokio::test]
-async fn a_retried_tool_call_returns_the_stored_result_without_running() {
-    let w = World::new();
+async fn a_retried_tool_call_returns_the_stored_result_without_running(w: World) {
     let u = w.account("u1").await;
     let (r, calls) = registry();
     let first = r
@@ -297,9 +281,7 @@ async fn a_retried_tool_call_returns_the_stored_result_without_running() {
     assert_eq!(late, first);
 }
 
-#[tokio::test]
-async fn a_retried_call_of_a_tool_that_committed_without_a_result_gets_a_plain_answer() {
-    let w = World::new();
+async fn a_retried_call_of_a_tool_that_committed_without_a_result_gets_a_plain_answer(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let a = notes::add(&w.ctx(&u, Actor::User), "A").await.unwrap();
@@ -331,9 +313,7 @@ async fn a_retried_call_of_a_tool_that_committed_without_a_result_gets_a_plain_a
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_tool_calls_with_one_effect_key_change_once() {
-    let w = World::new();
+async fn concurrent_tool_calls_with_one_effect_key_change_once(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let r = Arc::new(r);
@@ -355,9 +335,7 @@ async fn concurrent_tool_calls_with_one_effect_key_change_once() {
     assert_eq!(notes::list(&w.ctx(&u, Actor::User)).await.unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn long_results_are_capped_as_valid_utf8_json() {
-    let w = World::new();
+async fn long_results_are_capped_as_valid_utf8_json(w: World) {
     let u = w.account("u1").await;
     let (r, _) = registry();
     let out = r
@@ -383,3 +361,21 @@ async fn long_results_are_capped_as_valid_utf8_json() {
     assert_eq!(v["data"].as_array().unwrap().len(), 2);
     let _ = effect("unused");
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    an_unknown_tool_is_a_distinct_error,
+    invalid_arguments_name_each_field_and_run_nothing,
+    a_model_invented_user_field_is_dropped_not_honoured,
+    a_service_error_comes_back_readable,
+    a_panic_becomes_a_generic_internal_error,
+    a_store_error_becomes_a_generic_internal_error,
+    a_paused_account_gets_reads_but_no_writes,
+    a_retried_tool_call_returns_the_stored_result_without_running,
+    a_retried_call_of_a_tool_that_committed_without_a_result_gets_a_plain_answer,
+    concurrent_tool_calls_with_one_effect_key_change_once,
+    long_results_are_capped_as_valid_utf8_json,
+);

@@ -8,9 +8,7 @@ use steward_harness::tokens::{self, TOKEN_PREFIX};
 use steward_harness::{Actor, ServiceError, TokenId, UserId};
 use support::World;
 
-#[tokio::test]
-async fn a_token_authenticates_its_user_and_only_its_hash_is_stored() {
-    let w = World::new();
+async fn a_token_authenticates_its_user_and_only_its_hash_is_stored(w: World) {
     let u = w.account("u1").await;
     let t = w.table.as_ref();
     let new = tokens::create_token(t, &w.clock, &u, Some("Claude desktop"))
@@ -60,9 +58,7 @@ async fn a_token_authenticates_its_user_and_only_its_hash_is_stored() {
     );
 }
 
-#[tokio::test]
-async fn last_use_is_recorded_at_most_once_a_minute() {
-    let w = World::new();
+async fn last_use_is_recorded_at_most_once_a_minute(w: World) {
     let u = w.account("u1").await;
     let t = w.table.as_ref();
     let new = tokens::create_token(t, &w.clock, &u, None).await.unwrap();
@@ -82,9 +78,7 @@ async fn last_use_is_recorded_at_most_once_a_minute() {
     );
 }
 
-#[tokio::test]
-async fn tokens_are_listed_per_user_and_revoked_for_good() {
-    let w = World::new();
+async fn tokens_are_listed_per_user_and_revoked_for_good(w: World) {
     let u1 = w.account("u1").await;
     let u2 = w.account("u2").await;
     let t = w.table.as_ref();
@@ -160,9 +154,7 @@ async fn tokens_are_listed_per_user_and_revoked_for_good() {
     assert!(matches!(err, ServiceError::NotFound { .. }));
 }
 
-#[tokio::test]
-async fn token_creation_errors() {
-    let w = World::new();
+async fn token_creation_errors(w: World) {
     let t = w.table.as_ref();
     let ghost = UserId::parse("ghost").unwrap();
     let err = tokens::create_token(t, &w.clock, &ghost, None)
@@ -175,3 +167,14 @@ async fn token_creation_errors() {
         .unwrap_err();
     assert_eq!(err.to_string(), "Invalid label: it is empty");
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    a_token_authenticates_its_user_and_only_its_hash_is_stored,
+    last_use_is_recorded_at_most_once_a_minute,
+    tokens_are_listed_per_user_and_revoked_for_good,
+    token_creation_errors,
+);

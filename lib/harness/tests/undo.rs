@@ -25,9 +25,7 @@ async fn titles(w: &World, ctx: &steward_harness::Ctx) -> Vec<String> {
     t
 }
 
-#[tokio::test]
-async fn undo_walks_back_last_in_first_out() {
-    let w = World::new();
+async fn undo_walks_back_last_in_first_out(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::Agent);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -59,9 +57,7 @@ async fn undo_walks_back_last_in_first_out() {
     );
 }
 
-#[tokio::test]
-async fn all_rows_of_one_action_revert_together() {
-    let w = World::new();
+async fn all_rows_of_one_action_revert_together(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let keep = notes::add(&ctx, "Keep").await.unwrap();
@@ -79,9 +75,7 @@ async fn all_rows_of_one_action_revert_together() {
     assert_eq!(left[0].id, keep.id);
 }
 
-#[tokio::test]
-async fn undoing_a_delete_recreates_the_record_at_a_higher_version() {
-    let w = World::new();
+async fn undoing_a_delete_recreates_the_record_at_a_higher_version(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -96,9 +90,7 @@ async fn undoing_a_delete_recreates_the_record_at_a_higher_version() {
     assert_eq!(item.version, 3, "versions never go back");
 }
 
-#[tokio::test]
-async fn undo_refuses_when_a_record_changed_since() {
-    let w = World::new();
+async fn undo_refuses_when_a_record_changed_since(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::Agent);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -124,9 +116,7 @@ async fn undo_refuses_when_a_record_changed_since() {
     let _ = a;
 }
 
-#[tokio::test]
-async fn public_actions_are_never_undone() {
-    let w = World::new();
+async fn public_actions_are_never_undone(w: World) {
     let u = w.account("u1").await;
     let owner = w.ctx(&u, Actor::User);
     notes::add(&owner, "Mine").await.unwrap();
@@ -145,9 +135,7 @@ async fn public_actions_are_never_undone() {
     assert_eq!(notes::list(&owner).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn an_undo_is_recorded_and_marks_the_original() {
-    let w = World::new();
+async fn an_undo_is_recorded_and_marks_the_original(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::Mcp);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -196,9 +184,7 @@ async fn undo_after_undo_of_a_later_edit_still_matches() {
     assert!(notes::list(&ctx).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn undo_is_refused_on_a_paused_account() {
-    let w = World::new();
+async fn undo_is_refused_on_a_paused_account(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     notes::add(&ctx, "A").await.unwrap();
@@ -208,9 +194,7 @@ async fn undo_is_refused_on_a_paused_account() {
     assert_eq!(notes::list(&ctx).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn an_undo_tool_call_retried_undoes_only_once() {
-    let w = World::new();
+async fn an_undo_tool_call_retried_undoes_only_once(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::Agent);
     notes::add(&ctx, "A").await.unwrap();
@@ -241,9 +225,7 @@ async fn an_undo_tool_call_retried_undoes_only_once() {
     assert!(titles(&w, &ctx).await.is_empty());
 }
 
-#[tokio::test]
-async fn prepare_undo_shows_what_would_be_reverted_without_writing() {
-    let w = World::new();
+async fn prepare_undo_shows_what_would_be_reverted_without_writing(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     let a = notes::add(&ctx, "A").await.unwrap();
@@ -258,12 +240,27 @@ async fn prepare_undo_shows_what_would_be_reverted_without_writing() {
     assert_eq!(w.dump("USER#u1").await, before);
 }
 
-#[tokio::test]
-async fn renaming_the_account_is_undoable() {
-    let w = World::new();
+async fn renaming_the_account_is_undoable(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
     accounts::rename(&ctx, "New name").await.unwrap();
     undo_last(&ctx.next_action()).await.unwrap();
     assert_eq!(accounts::profile(&ctx).await.unwrap().name, "Owner u1");
 }
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    undo_walks_back_last_in_first_out,
+    all_rows_of_one_action_revert_together,
+    undoing_a_delete_recreates_the_record_at_a_higher_version,
+    undo_refuses_when_a_record_changed_since,
+    public_actions_are_never_undone,
+    an_undo_is_recorded_and_marks_the_original,
+    undo_is_refused_on_a_paused_account,
+    an_undo_tool_call_retried_undoes_only_once,
+    prepare_undo_shows_what_would_be_reverted_without_writing,
+    renaming_the_account_is_undoable,
+);

@@ -1,5 +1,7 @@
 //! A chat rig: the notes domain behind an `Agent`, a scripted model and a recording outbox.
 
+#![allow(dead_code)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -123,7 +125,6 @@ pub struct Rig {
     pub outbox: Arc<RecOutbox>,
     pub user: UserId,
     pub conv: ConversationKey,
-    #[allow(dead_code)]
     pub calls: Arc<notes::Calls>,
 }
 

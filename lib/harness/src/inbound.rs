@@ -1,0 +1,586 @@
+//! The conversation layer: what happens to an inbound message before — and often instead of —
+//! the model.
+//!
+//! In order: an attachment gets the short "text and buttons only" reply; a linking code
+//! anywhere in the text is consumed (atomically) and the sender's identity bound, with a
+//! welcome; a known sender's message becomes a turn ([`Agent::handle`], which claims it); an
+//! unknown sender gets the onboarding steps. None of the answers without the model calls it.
+//!
+//! Every path is guarded by the same `INBOX#<message id>` claim as a turn
+//! ([`conversation::claim`]): a redelivered webhook is dropped once answered, and resumed
+//! (its stored reply sent again) when an earlier attempt stopped part-way. The claim also
+//! records when the user last wrote (WhatsApp's 24-hour window starts there), counts the
+//! hourly cap — which, before a code is tried, also bounds guessing linking codes — and the
+//! answers are recorded in the visible transcript like any reply.
+
+use steward_channels::{
+    Channel, ChannelSender, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind, button_index,
+    with_typing,
+};
+use steward_llm::Role;
+use steward_store::{Query, StoreError, Table};
+
+use crate::conversation::{self, Claim, InboxRecord};
+use crate::error::ServiceError;
+use crate::identity::{self, IdentityRecord};
+use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
+use crate::keys;
+use crate::linking::{self, LinkOutcome};
+use crate::outbox::ChannelOutbox;
+use crate::shaping::ShapedReply;
+use crate::transcript::{self, SeenRow};
+use crate::turn::{Agent, Outbox, TurnError, TurnInput, TurnOutcome};
+
+/// Where a signed-out visitor signs up (or in) and links a phone, under the public base URL.
+pub const SIGNUP_PATH: &str = "/app";
+
+/// Visible rows read (newest first) to find the reply a clicked button was on.
+const BUTTON_LOOKBACK_ROWS: usize = 12;
+
+/// What the answers without the model may point to and say: the wiring fills it in, since the
+/// harness names no domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Links {
+    /// The public base URL (`STEWARD_PUBLIC_URL`), without a trailing slash; `None` when not
+    /// configured (the onboarding steps then say to ask the operator for the link).
+    pub public_url: Option<String>,
+    /// The product name the assistant goes by.
+    pub product: String,
+    /// A first request to suggest in the welcome, e.g. "create an event called Spring Meetup
+    /// next Saturday".
+    pub first_request: Option<String>,
+}
+
+impl Links {
+    /// Links under `public_url` (blank: none) for a product called "Steward".
+    pub fn new(public_url: Option<&str>) -> Self {
+        let public_url = public_url
+            .map(|u| u.trim().trim_end_matches('/').to_owned())
+            .filter(|u| !u.is_empty());
+        Self {
+            public_url,
+            product: "Steward".to_owned(),
+            first_request: None,
+        }
+    }
+
+    /// The same links for a product called `product`.
+    pub fn with_product(mut self, product: impl Into<String>) -> Self {
+        self.product = product.into();
+        self
+    }
+
+    /// The same links, suggesting `request` as a first thing to try after linking.
+    pub fn with_first_request(mut self, request: impl Into<String>) -> Self {
+        self.first_request = Some(request.into());
+        self
+    }
+
+    /// The sign-up page, when a public URL is configured.
+    pub fn signup_url(&self) -> Option<String> {
+        self.public_url
+            .as_ref()
+            .map(|base| format!("{base}{SIGNUP_PATH}"))
+    }
+}
+
+/// Which answer was given without the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// The message carried an attachment.
+    Media,
+    /// An unknown sender got the steps to sign up and link.
+    Onboarding,
+    /// A linking code bound the sender (or they were already bound to its account).
+    Linked,
+    /// A linking code could not be used; the reason was given.
+    LinkRefused,
+    /// An earlier attempt had settled on a reply; it was sent again.
+    Repeated,
+}
+
+/// What became of an inbound message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboundOutcome {
+    /// Already handled completely (a redelivery): nothing was done.
+    Duplicate,
+    /// Nothing to act on (no text, no attachment, or ids unusable as keys); logged.
+    Ignored {
+        /// Why.
+        reason: &'static str,
+    },
+    /// An unknown sender over the hourly cap: recorded, not answered.
+    Capped,
+    /// Answered without the model.
+    Answered {
+        /// Which answer.
+        answer: Answer,
+        /// What was sent.
+        reply: ShapedReply,
+    },
+    /// A turn ran (see [`Agent::handle`]) and this reply was sent.
+    Turn {
+        /// The turn's number.
+        turn: u64,
+        /// What was sent (silent when a reaction answered).
+        reply: ShapedReply,
+    },
+}
+
+/// Handles one inbound message: the paths before the model, then the turn. `sender` is the
+/// message's channel; `links` says where strangers sign up. An `Err` means "retry the
+/// message": the store failed or a retryable send failed (the claim makes the retry resume).
+pub async fn handle_inbound(
+    agent: &Agent,
+    message: &InboundMessage,
+    sender: &dyn ChannelSender,
+    links: &Links,
+) -> Result<InboundOutcome, TurnError> {
+    let parts = match Parts::of(message) {
+        Ok(parts) => parts,
+        Err(e) => {
+            tracing::warn!(error = %e, channel = %message.channel, "inbound message with unusable ids; dropped");
+            return Ok(InboundOutcome::Ignored {
+                reason: "unusable ids",
+            });
+        }
+    };
+    let table = agent.table().as_ref();
+    let user = known_user(table, message, &parts.identity).await?;
+    let inbound = Inbound {
+        agent,
+        message,
+        sender,
+        links,
+        parts,
+        user,
+    };
+    if message.has_media() {
+        let text = transcript_text_for_media(message);
+        return inbound.answer_without_model(Route::Media, text).await;
+    }
+    let Some(text) = user_text(table, &inbound.parts.key, message).await? else {
+        tracing::info!(conversation = %inbound.parts.key, "inbound message without text; dropped");
+        return Ok(InboundOutcome::Ignored { reason: "no text" });
+    };
+    if linking::find_code_in_text(&text).is_some() {
+        return inbound.answer_without_model(Route::Link, text).await;
+    }
+    match inbound.user.clone() {
+        Some(user) => inbound.run_turn(user, text).await,
+        None => inbound.answer_without_model(Route::Onboard, text).await,
+    }
+}
+
+/// The steps an unknown sender on `channel` gets: sign up, get a code, send it here.
+pub fn onboarding_text(links: &Links, channel: Channel) -> String {
+    let product = &links.product;
+    let first = match links.signup_url() {
+        Some(url) => format!("1. Sign up (or sign in) at {url}"),
+        None => format!("1. Ask whoever runs this {product} for its sign-up link, and sign up."),
+    };
+    format!(
+        "Hi! I'm {product}, an assistant that does the work for you. I don't know this {} yet, \
+         so I can't act for you. To connect it:\n\
+         {first}\n\
+         2. Choose \"Link a phone\" there to get a 6-character code.\n\
+         3. Send me that code here, in any message.",
+        identity_noun(channel)
+    )
+}
+
+/// The reply when a code linked the sender (`already`: it was linked to that account before).
+pub fn welcome_text(links: &Links, channel: Channel, already: bool) -> String {
+    let noun = identity_noun(channel);
+    let product = &links.product;
+    let try_this = match &links.first_request {
+        Some(request) => format!("try '{request}'."),
+        None => "tell me what you'd like to do.".to_owned(),
+    };
+    if already {
+        format!("This {noun} was already linked to your {product} account — {try_this}")
+    } else {
+        format!("Linked! This {noun} is now connected to your {product} account — {try_this}")
+    }
+}
+
+fn identity_noun(channel: Channel) -> &'static str {
+    match channel {
+        Channel::Whatsapp => "WhatsApp number",
+        Channel::Telegram => "Telegram account",
+        Channel::Web => "account",
+    }
+}
+
+/// The keys of a message, checked.
+struct Parts {
+    key: ConversationKey,
+    channel: ChannelName,
+    identity: ChannelIdentity,
+}
+
+impl Parts {
+    fn of(message: &InboundMessage) -> Result<Self, IdError> {
+        let channel = ChannelName::parse(message.channel.short_name())?;
+        let key = ConversationKey::new(&channel, &message.conversation_id)?;
+        let identity = ChannelIdentity::new(
+            channel.clone(),
+            ExternalId::parse(&message.external_user_id)?,
+        );
+        Ok(Self {
+            key,
+            channel,
+            identity,
+        })
+    }
+}
+
+/// A path that answers without the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Media,
+    Link,
+    Onboard,
+}
+
+/// One message on its way through the layer.
+struct Inbound<'a> {
+    agent: &'a Agent,
+    message: &'a InboundMessage,
+    sender: &'a dyn ChannelSender,
+    links: &'a Links,
+    parts: Parts,
+    /// The sender's account, when known.
+    user: Option<UserId>,
+}
+
+impl Inbound<'_> {
+    fn table(&self) -> &dyn Table {
+        self.agent.table().as_ref()
+    }
+
+    /// Runs the turn for a known user. The channel shows the typing indicator for as long as
+    /// it runs (at once, then refreshed); a button click is answered first.
+    async fn run_turn(&self, user: UserId, text: String) -> Result<InboundOutcome, TurnError> {
+        let input = TurnInput {
+            conversation: self.parts.key.clone(),
+            channel: self.parts.channel.clone(),
+            user,
+            message_id: self.message.provider_message_id.clone(),
+            text,
+        };
+        let outbox = ChannelOutbox::for_message(self.sender, self.message);
+        // `with_typing` shows the indicator at once, so of `start_turn` only the callback
+        // answer is left to do here.
+        if let Some(id) = &self.message.callback_query_id
+            && let Err(e) = self.sender.answer_callback(id).await
+        {
+            tracing::debug!(error = %e, "button click not acknowledged");
+        }
+        let outcome = with_typing(
+            self.sender,
+            outbox.recipient(),
+            self.message.message_ref.as_deref(),
+            self.agent.handle(&input, &outbox),
+        )
+        .await?;
+        Ok(match outcome {
+            TurnOutcome::Duplicate => InboundOutcome::Duplicate,
+            TurnOutcome::Replied { turn, reply } => InboundOutcome::Turn { turn, reply },
+        })
+    }
+
+    /// Claims the message like a turn, then answers it along `route` (a known user whose
+    /// code does not work is handed to the model instead, under the same claim).
+    async fn answer_without_model(
+        &self,
+        route: Route,
+        text: String,
+    ) -> Result<InboundOutcome, TurnError> {
+        let table = self.table();
+        let key = &self.parts.key;
+        let message_id = &self.message.provider_message_id;
+        let claim = conversation::claim(
+            table,
+            key,
+            &self.parts.channel,
+            self.user.as_ref(),
+            message_id,
+            self.agent.clock().now_millis(),
+            self.agent.limits().messages_per_hour,
+        )
+        .await?;
+        let Claim::Turn {
+            turn,
+            resumed,
+            capped,
+            ..
+        } = claim
+        else {
+            tracing::info!(conversation = %key, message = %message_id, "duplicate message dropped");
+            return Ok(InboundOutcome::Duplicate);
+        };
+        let outbox = ChannelOutbox::for_message(self.sender, self.message);
+        if let Some(seen) = transcript::get_seen(table, key, turn, transcript::SEEN_REPLY).await? {
+            let reply = ShapedReply {
+                text: seen.text,
+                buttons: seen.buttons,
+            };
+            outbox.send(&reply).await.map_err(TurnError::Send)?;
+            conversation::finish(table, key, message_id).await?;
+            return Ok(InboundOutcome::Answered {
+                answer: Answer::Repeated,
+                reply,
+            });
+        }
+        if capped {
+            if let Some(user) = self.user.clone() {
+                // The turn answers a known user that they are over the cap.
+                return self.run_turn(user, text).await;
+            }
+            self.record_user_row(turn, &text).await?;
+            conversation::finish(table, key, message_id).await?;
+            tracing::warn!(conversation = %key, "unknown sender over the hourly cap; not answered");
+            return Ok(InboundOutcome::Capped);
+        }
+        let (answer, reply_text) = match route {
+            Route::Media => (Answer::Media, MEDIA_NOT_UNDERSTOOD_REPLY.to_owned()),
+            Route::Onboard => (
+                Answer::Onboarding,
+                onboarding_text(self.links, self.message.channel),
+            ),
+            Route::Link => match self.consume_code(&text, resumed).await? {
+                Linking::Welcome { already } => (
+                    Answer::Linked,
+                    welcome_text(self.links, self.message.channel, already),
+                ),
+                Linking::Refused(why) => (Answer::LinkRefused, why),
+                Linking::NotACode(user) => return self.run_turn(user, text).await,
+            },
+        };
+        if let Err(e) = self.sender.start_turn(self.message).await {
+            tracing::debug!(error = %e, "start-of-turn signals not shown");
+        }
+        self.record_user_row(turn, &text).await?;
+        let reply = ShapedReply::text(reply_text);
+        let stored = transcript::put_seen(
+            table,
+            key,
+            turn,
+            transcript::SEEN_REPLY,
+            SeenRow {
+                role: Role::Assistant,
+                text: reply.text.clone(),
+                buttons: Vec::new(),
+                reaction: None,
+                at_ms: self.agent.clock().now_millis(),
+            },
+        )
+        .await?;
+        let reply = ShapedReply {
+            text: stored.text,
+            buttons: stored.buttons,
+        };
+        outbox.send(&reply).await.map_err(TurnError::Send)?;
+        conversation::finish(table, key, message_id).await?;
+        tracing::info!(conversation = %key, ?answer, "answered without the model");
+        Ok(InboundOutcome::Answered { answer, reply })
+    }
+
+    async fn record_user_row(&self, turn: u64, text: &str) -> Result<(), StoreError> {
+        transcript::put_seen(
+            self.table(),
+            &self.parts.key,
+            turn,
+            transcript::SEEN_USER,
+            SeenRow {
+                role: Role::User,
+                text: Some(text.to_owned()),
+                buttons: Vec::new(),
+                reaction: None,
+                at_ms: self.agent.clock().now_millis(),
+            },
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Spends the code in `text` for the sender's identity.
+    async fn consume_code(&self, text: &str, resumed: bool) -> Result<Linking, TurnError> {
+        let outcome = linking::consume_from_text(
+            self.table(),
+            self.agent.clock().as_ref(),
+            text,
+            &self.parts.identity,
+        )
+        .await;
+        let failed = match outcome {
+            Ok(Some(LinkOutcome::Linked { user })) => {
+                tracing::info!(identity = %self.parts.identity, %user, "identity linked");
+                return Ok(Linking::Welcome { already: false });
+            }
+            Ok(Some(LinkOutcome::AlreadyLinked { .. })) => {
+                return Ok(Linking::Welcome { already: true });
+            }
+            Err(e) if !e.is_expected() => return Err(service_to_turn(e)),
+            Ok(None) => None,
+            Err(e) => Some(e),
+        };
+        if resumed && self.bound_by_this_message().await? {
+            // An earlier attempt spent the code and stopped before answering.
+            return Ok(Linking::Welcome { already: false });
+        }
+        Ok(match (self.user.clone(), failed) {
+            // Something code-shaped in a known user's message is just their words.
+            (Some(user), _) => Linking::NotACode(user),
+            (None, Some(e)) => Linking::Refused(e.to_string()),
+            (None, None) => Linking::Refused(onboarding_text(self.links, self.message.channel)),
+        })
+    }
+
+    /// Whether the sender's identity was bound after this message was claimed (by an earlier
+    /// attempt at it).
+    async fn bound_by_this_message(&self) -> Result<bool, TurnError> {
+        let table = self.table();
+        let Some(ident) = table
+            .get(&keys::ident_pk(&self.parts.identity), keys::IDENT_SK)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let Some(inbox) = table
+            .get(
+                &keys::conversation_pk(&self.parts.key),
+                &keys::inbox_sk(&self.message.provider_message_id),
+            )
+            .await?
+        else {
+            return Ok(false);
+        };
+        let ident: IdentityRecord = ident
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("corrupt identity record: {e}")))?;
+        let inbox: InboxRecord = inbox
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("corrupt inbox record: {e}")))?;
+        Ok(ident.bound_ms >= inbox.received_ms)
+    }
+}
+
+/// What a message with a code in it gets.
+enum Linking {
+    Welcome {
+        already: bool,
+    },
+    Refused(String),
+    /// A known user's words that only looked like a code: a normal turn.
+    NotACode(UserId),
+}
+
+/// The sender's account: for the web chat the authenticated user id itself; elsewhere the
+/// account the channel identity is bound to, if any.
+async fn known_user(
+    table: &dyn Table,
+    message: &InboundMessage,
+    identity: &ChannelIdentity,
+) -> Result<Option<UserId>, TurnError> {
+    if message.channel == Channel::Web {
+        return Ok(UserId::parse(&message.external_user_id).ok());
+    }
+    identity::lookup(table, identity)
+        .await
+        .map_err(service_to_turn)
+}
+
+/// What the user said: their text, or for a button click without one, the title of the button
+/// (looked up on the reply it was on) or a plain mention of it.
+async fn user_text(
+    table: &dyn Table,
+    key: &ConversationKey,
+    message: &InboundMessage,
+) -> Result<Option<String>, StoreError> {
+    if let Some(text) = message.text.as_deref().map(str::trim)
+        && !text.is_empty()
+    {
+        return Ok(Some(text.to_owned()));
+    }
+    let Some(id) = message.button_id.as_deref() else {
+        return Ok(None);
+    };
+    let title = button_title(table, key, id).await?;
+    Ok(Some(
+        title.unwrap_or_else(|| format!("(pressed the button {id})")),
+    ))
+}
+
+/// The title of button `id` on the newest reply that had buttons.
+async fn button_title(
+    table: &dyn Table,
+    key: &ConversationKey,
+    id: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some(index) = button_index(id) else {
+        return Ok(None);
+    };
+    let query = Query::prefix(keys::conversation_pk(key), keys::SEEN_SK_PREFIX)
+        .descending()
+        .limit(BUTTON_LOOKBACK_ROWS);
+    let page = table.query(&query).await?;
+    Ok(page
+        .items
+        .iter()
+        .filter_map(|item| item.parse::<SeenRow>().ok())
+        .find(|row| row.role == Role::Assistant && !row.buttons.is_empty())
+        .and_then(|row| row.buttons.get(index).cloned()))
+}
+
+/// How an attachment appears in the visible transcript: its caption, or its kind.
+fn transcript_text_for_media(message: &InboundMessage) -> String {
+    let kind = match message.media.as_ref().map(|m| m.kind) {
+        Some(MediaKind::Image) => "image",
+        Some(MediaKind::Document) => "document",
+        Some(MediaKind::Audio) => "audio",
+        Some(MediaKind::Video) => "video",
+        Some(MediaKind::Sticker) => "sticker",
+        Some(MediaKind::Other) | None => "attachment",
+    };
+    match message.text.as_deref().map(str::trim) {
+        Some(caption) if !caption.is_empty() => format!("[{kind}] {caption}"),
+        _ => format!("[{kind}]"),
+    }
+}
+
+fn service_to_turn(e: ServiceError) -> TurnError {
+    match e {
+        ServiceError::Store(s) => TurnError::Store(s),
+        other => TurnError::Store(StoreError::Backend(other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn onboarding_has_three_numbered_steps_and_the_link() {
+        let links = Links::new(Some("https://steward.example.org/"));
+        let text = onboarding_text(&links, Channel::Whatsapp);
+        assert!(text.contains("1. Sign up (or sign in) at https://steward.example.org/app"));
+        assert!(text.contains("\n2. "));
+        assert!(text.contains("\n3. Send me that code"));
+        assert!(text.contains("WhatsApp number"));
+        let bare = onboarding_text(&Links::new(None), Channel::Telegram);
+        assert!(bare.contains("1. Ask whoever runs this Steward"));
+        assert!(bare.contains("Telegram account"));
+        assert_eq!(Links::new(Some("  ")).public_url, None);
+    }
+
+    #[test]
+    fn welcome_suggests_a_first_request() {
+        let links = Links::new(None).with_first_request("add a note called milk");
+        let text = welcome_text(&links, Channel::Telegram, false);
+        assert!(text.starts_with("Linked!"), "{text}");
+        assert!(text.contains("try 'add a note called milk'"));
+        assert!(welcome_text(&links, Channel::Whatsapp, true).contains("already linked"));
+    }
+}

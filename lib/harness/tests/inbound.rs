@@ -1,0 +1,571 @@
+//! The conversation layer before the model: media, linking codes, unknown senders, known
+//! users' turns, duplicates of each, and what a failed send means (through `ChannelOutbox`).
+//! Every test runs on SQLite and, with the emulator, on DynamoDB.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod chat;
+mod support;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use steward_channels::{
+    Channel, ChannelProfile, ChannelSender, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind,
+    MediaRef, Recipient, SendError, SendReceipt, SentButton, button_id,
+};
+use steward_harness::conversation::{self, Claim};
+use steward_harness::inbound::{Answer, onboarding_text};
+use steward_harness::{
+    ChannelIdentity, ChannelName, ConversationKey, InboundOutcome, Links, TurnError,
+    handle_inbound, identity, linking, transcript,
+};
+use steward_llm::Role;
+use steward_store::Clock;
+use steward_store::testing::Backend;
+
+use chat::rig::{Rig, RigOptions};
+
+/// How `send_reply` behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SendMode {
+    Ok,
+    Retryable,
+    Refused,
+    OutsideWindow,
+}
+
+/// A channel sender recording every call.
+#[derive(Debug)]
+struct RecSender {
+    profile: ChannelProfile,
+    calls: Mutex<Vec<String>>,
+    replies: Mutex<Vec<(String, Vec<String>)>>,
+    mode: Mutex<SendMode>,
+}
+
+impl RecSender {
+    fn new(profile: ChannelProfile) -> Self {
+        Self {
+            profile,
+            calls: Mutex::new(Vec::new()),
+            replies: Mutex::new(Vec::new()),
+            mode: Mutex::new(SendMode::Ok),
+        }
+    }
+
+    fn set_mode(&self, mode: SendMode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    fn replies(&self) -> Vec<(String, Vec<String>)> {
+        self.replies.lock().unwrap().clone()
+    }
+
+    fn texts(&self) -> Vec<String> {
+        self.replies().into_iter().map(|(t, _)| t).collect()
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl ChannelSender for RecSender {
+    fn profile(&self) -> ChannelProfile {
+        self.profile
+    }
+
+    async fn send_reply(
+        &self,
+        to: &Recipient,
+        text: &str,
+        buttons: &[String],
+    ) -> Result<SendReceipt, SendError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("reply:{}", to.conversation_id));
+        match *self.mode.lock().unwrap() {
+            SendMode::Ok => {}
+            SendMode::Retryable => {
+                return Err(SendError::RateLimited {
+                    channel: "tg",
+                    code: 429,
+                    message: "slow down".into(),
+                    retry_after: None,
+                });
+            }
+            SendMode::Refused => {
+                return Err(SendError::Api {
+                    channel: "tg",
+                    status: 400,
+                    code: 400,
+                    message: "chat not found".into(),
+                });
+            }
+            SendMode::OutsideWindow => {
+                return Ok(SendReceipt::OutsideWindow {
+                    last_inbound_at: to.last_inbound_at,
+                });
+            }
+        }
+        self.replies
+            .lock()
+            .unwrap()
+            .push((text.to_owned(), buttons.to_vec()));
+        Ok(SendReceipt::Sent {
+            message_ids: vec!["out-1".into()],
+            buttons: buttons
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SentButton {
+                    id: button_id(i),
+                    title: t.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    async fn react(&self, _to: &Recipient, message_ref: &str, emoji: &str) -> Result<(), SendError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("react:{message_ref}:{emoji}"));
+        Ok(())
+    }
+
+    async fn typing(&self, _to: &Recipient, _message_ref: Option<&str>) -> Result<(), SendError> {
+        self.calls.lock().unwrap().push("typing".into());
+        Ok(())
+    }
+
+    async fn answer_callback(&self, id: &str) -> Result<(), SendError> {
+        self.calls.lock().unwrap().push(format!("answer:{id}"));
+        Ok(())
+    }
+
+    fn typing_refresh(&self) -> Option<Duration> {
+        Some(Duration::from_secs(4))
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A Telegram text message in chat `chat` from user `from`.
+fn tg(chat: &str, from: &str, id: &str, text: &str) -> InboundMessage {
+    InboundMessage {
+        channel: Channel::Telegram,
+        conversation_id: chat.into(),
+        external_user_id: from.into(),
+        provider_message_id: id.into(),
+        message_ref: Some(format!("ref-{id}")),
+        text: Some(text.into()),
+        button_id: None,
+        replied_to_id: None,
+        media: None,
+        timestamp: now_secs(),
+        display_name: Some("Ada".into()),
+        callback_query_id: None,
+    }
+}
+
+fn links() -> Links {
+    Links::new(Some("https://steward.example.org")).with_first_request("add a note called milk")
+}
+
+struct Setup {
+    rig: Rig,
+    sender: RecSender,
+    links: Links,
+}
+
+impl Setup {
+    async fn on(backend: Backend) -> Option<Self> {
+        let rig = Rig::with(
+            backend,
+            RigOptions {
+                profile: ChannelProfile::TELEGRAM,
+                ..RigOptions::default()
+            },
+        )
+        .await?;
+        Some(Self {
+            rig,
+            sender: RecSender::new(ChannelProfile::TELEGRAM),
+            links: links(),
+        })
+    }
+
+    async fn handle(&self, msg: &InboundMessage) -> Result<InboundOutcome, TurnError> {
+        handle_inbound(&self.rig.agent, msg, &self.sender, &self.links).await
+    }
+
+    /// Binds Telegram user `from` to the rig's account.
+    async fn bind(&self, from: &str) {
+        let identity = ChannelIdentity::parse("tg", from).unwrap();
+        identity::bind(
+            self.rig.world.table.as_ref(),
+            &self.rig.world.clock,
+            &identity,
+            &self.rig.user,
+        )
+        .await
+        .unwrap();
+    }
+
+    async fn seen(&self, chat: &str) -> Vec<(Role, Option<String>)> {
+        let key = ConversationKey::for_channel("tg", chat).unwrap();
+        transcript::read_seen(self.rig.world.table.as_ref(), &key, None)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.row.role, s.row.text))
+            .collect()
+    }
+
+    async fn last_inbound_ms(&self, chat: &str) -> i64 {
+        let key = ConversationKey::for_channel("tg", chat).unwrap();
+        conversation::load(
+            self.rig.world.table.as_ref(),
+            &key,
+            &ChannelName::parse("tg").unwrap(),
+        )
+        .await
+        .unwrap()
+        .meta
+        .last_inbound_ms
+    }
+}
+
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    if let Some(s) = super::Setup::on(super::Backend::Sqlite).await {
+                        super::$name(s).await;
+                    }
+                }
+            )*
+        }
+        mod dynamo {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    if let Some(s) = super::Setup::on(super::Backend::Dynamo).await {
+                        super::$name(s).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call,
+    a_linking_code_binds_the_sender_and_welcomes_them_once,
+    an_unusable_code_from_a_stranger_gets_the_reason,
+    a_code_shaped_word_from_a_known_user_is_just_their_words,
+    an_attachment_gets_the_short_reply_without_the_model,
+    a_known_user_gets_a_turn_with_buttons_and_reactions,
+    a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again,
+    a_refused_or_out_of_window_send_finishes_the_turn,
+    a_button_click_without_text_uses_the_buttons_title,
+    a_link_interrupted_after_the_code_was_spent_still_welcomes,
+    an_unknown_sender_over_the_hourly_cap_is_not_answered,
+);
+
+async fn an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call(s: Setup) {
+    s.rig.world.clock.advance_millis(1_000);
+    let m = tg("500", "500", "u-1", "hello?");
+    let out = s.handle(&m).await.unwrap();
+    let expected = onboarding_text(&s.links, Channel::Telegram);
+    assert!(
+        matches!(&out, InboundOutcome::Answered { answer: Answer::Onboarding, reply } if reply.text.as_deref() == Some(expected.as_str())),
+        "{out:?}"
+    );
+    assert!(expected.contains("https://steward.example.org/app"));
+    // The same webhook again: dropped, not answered twice.
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.sender.texts(), [expected.clone()]);
+    assert_eq!(s.rig.model.calls(), 0);
+    assert_eq!(
+        s.seen("500").await,
+        [
+            (Role::User, Some("hello?".into())),
+            (Role::Assistant, Some(expected))
+        ]
+    );
+    assert_eq!(
+        s.last_inbound_ms("500").await,
+        support::T0_MILLIS + 1_000,
+        "the claim records when the user last wrote"
+    );
+}
+
+async fn a_linking_code_binds_the_sender_and_welcomes_them_once(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let m = tg("501", "501", "l-1", &format!("hi! my code is {}", code.as_str().to_lowercase()));
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        "{out:?}"
+    );
+    let identity = ChannelIdentity::parse("tg", "501").unwrap();
+    assert_eq!(
+        identity::lookup(table, &identity).await.unwrap(),
+        Some(s.rig.user.clone())
+    );
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    let texts = s.sender.texts();
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].starts_with("Linked!"), "{texts:?}");
+    assert!(texts[0].contains("try 'add a note called milk'"));
+    assert_eq!(s.rig.model.calls(), 0);
+
+    // From now on the sender is known: their messages are turns.
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Hi Ada!")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let out = s.handle(&tg("501", "501", "l-2", "hello")).await.unwrap();
+    assert!(matches!(out, InboundOutcome::Turn { turn: 2, .. }), "{out:?}");
+    assert_eq!(s.sender.texts().last().unwrap(), "Hi Ada!");
+}
+
+async fn an_unusable_code_from_a_stranger_gets_the_reason(s: Setup) {
+    let out = s.handle(&tg("502", "502", "x-1", "K7PQ4M")).await.unwrap();
+    match out {
+        InboundOutcome::Answered {
+            answer: Answer::LinkRefused,
+            reply,
+        } => assert!(
+            reply.text.unwrap().contains("unknown, already used or expired"),
+            "a readable reason"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.rig.model.calls(), 0);
+}
+
+async fn a_code_shaped_word_from_a_known_user_is_just_their_words(s: Setup) {
+    s.bind("503").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Noted.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let out = s
+        .handle(&tg("503", "503", "k-1", "remember locker K7PQ4M"))
+        .await
+        .unwrap();
+    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert_eq!(s.rig.model.calls(), 1);
+    assert_eq!(s.sender.texts(), ["Noted."]);
+    let seen = s.seen("503").await;
+    assert_eq!(seen.len(), 2, "one user row, one reply: {seen:?}");
+}
+
+async fn an_attachment_gets_the_short_reply_without_the_model(s: Setup) {
+    s.bind("504").await;
+    let mut m = tg("504", "504", "p-1", "look at this");
+    m.media = Some(MediaRef {
+        kind: MediaKind::Image,
+        provider_media_id: Some("file-1".into()),
+        mime: None,
+    });
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(&out, InboundOutcome::Answered { answer: Answer::Media, .. }),
+        "{out:?}"
+    );
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.sender.texts(), [MEDIA_NOT_UNDERSTOOD_REPLY]);
+    assert_eq!(s.rig.model.calls(), 0);
+    assert_eq!(
+        s.seen("504").await[0],
+        (Role::User, Some("[image] look at this".into()))
+    );
+    // A stranger's attachment gets the same reply.
+    let mut m = tg("505", "505", "p-2", "");
+    m.text = None;
+    m.media = Some(MediaRef {
+        kind: MediaKind::Document,
+        provider_media_id: None,
+        mime: None,
+    });
+    s.handle(&m).await.unwrap();
+    assert_eq!(s.sender.texts().len(), 2);
+}
+
+async fn a_known_user_gets_a_turn_with_buttons_and_reactions(s: Setup) {
+    s.bind("506").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::tool_use(
+            "toolu_1",
+            "react",
+            serde_json::json!({ "emoji": "👍" }),
+        )],
+        steward_llm::StopReason::ToolUse,
+    )));
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text(
+            "Which one? <buttons>Milk | Bread</buttons>",
+        )],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let mut m = tg("506", "506", "t-1", "add a note");
+    m.callback_query_id = Some("cb-1".into());
+    let out = s.handle(&m).await.unwrap();
+    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert_eq!(
+        s.sender.replies(),
+        [("Which one?".to_owned(), vec!["Milk".to_owned(), "Bread".to_owned()])]
+    );
+    let calls = s.sender.calls();
+    assert_eq!(calls[0], "answer:cb-1", "the click is answered first: {calls:?}");
+    assert!(calls.contains(&"typing".to_owned()));
+    assert!(calls.contains(&"react:ref-t-1:👍".to_owned()), "{calls:?}");
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.sender.replies().len(), 1);
+}
+
+async fn a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again(s: Setup) {
+    s.bind("507").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Done.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let m = tg("507", "507", "r-1", "do it");
+    s.sender.set_mode(SendMode::Retryable);
+    let err = s.handle(&m).await.unwrap_err();
+    assert!(matches!(err, TurnError::Send(_)), "{err}");
+    s.sender.set_mode(SendMode::Ok);
+    let out = s.handle(&m).await.unwrap();
+    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert_eq!(s.sender.texts(), ["Done."]);
+    assert_eq!(s.rig.model.calls(), 1, "the stored reply is resent, not re-asked");
+
+    // The same for an answer without the model.
+    s.sender.set_mode(SendMode::Retryable);
+    let stranger = tg("508", "508", "r-2", "hi");
+    assert!(s.handle(&stranger).await.is_err());
+    s.sender.set_mode(SendMode::Ok);
+    let out = s.handle(&stranger).await.unwrap();
+    assert!(
+        matches!(&out, InboundOutcome::Answered { answer: Answer::Repeated, .. }),
+        "{out:?}"
+    );
+    assert_eq!(s.sender.texts().len(), 2);
+    assert_eq!(s.handle(&stranger).await.unwrap(), InboundOutcome::Duplicate);
+}
+
+async fn a_refused_or_out_of_window_send_finishes_the_turn(s: Setup) {
+    s.bind("509").await;
+    for text in ["one", "two"] {
+        s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+            vec![steward_llm::ContentBlock::text(text)],
+            steward_llm::StopReason::EndTurn,
+        )));
+    }
+    s.sender.set_mode(SendMode::Refused);
+    let m1 = tg("509", "509", "w-1", "first");
+    assert!(matches!(
+        s.handle(&m1).await.unwrap(),
+        InboundOutcome::Turn { turn: 1, .. }
+    ));
+    s.sender.set_mode(SendMode::OutsideWindow);
+    let m2 = tg("509", "509", "w-2", "second");
+    assert!(matches!(
+        s.handle(&m2).await.unwrap(),
+        InboundOutcome::Turn { turn: 2, .. }
+    ));
+    // Both are done: redeliveries are duplicates, nothing is retried.
+    assert_eq!(s.handle(&m1).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.handle(&m2).await.unwrap(), InboundOutcome::Duplicate);
+    assert!(s.sender.texts().is_empty());
+}
+
+async fn a_button_click_without_text_uses_the_buttons_title(s: Setup) {
+    s.bind("510").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text(
+            "Keep it? <buttons>Yes | No</buttons>",
+        )],
+        steward_llm::StopReason::EndTurn,
+    )));
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Removed.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    s.handle(&tg("510", "510", "b-1", "tidy up")).await.unwrap();
+    let mut click = tg("510", "510", "b-2", "");
+    click.text = None;
+    click.button_id = Some(button_id(1));
+    click.callback_query_id = Some("cb-9".into());
+    s.handle(&click).await.unwrap();
+    let seen = s.seen("510").await;
+    assert_eq!(seen[2], (Role::User, Some("No".into())), "{seen:?}");
+    let last = s.rig.model.requests().pop().unwrap();
+    let text = serde_json::to_string(&last.messages.last().unwrap().content).unwrap();
+    assert!(text.contains("<user_message>\\nNo\\n</user_message>"), "{text}");
+}
+
+async fn a_link_interrupted_after_the_code_was_spent_still_welcomes(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let m = tg("511", "511", "i-1", &format!("code {code}"));
+    // A first attempt claimed the message and spent the code, then the process died.
+    let key = ConversationKey::for_channel("tg", "511").unwrap();
+    let claim = conversation::claim(
+        table,
+        &key,
+        &ChannelName::parse("tg").unwrap(),
+        None,
+        "i-1",
+        s.rig.world.clock.now_millis(),
+        60,
+    )
+    .await
+    .unwrap();
+    assert!(matches!(claim, Claim::Turn { turn: 1, .. }));
+    s.rig.world.clock.advance_millis(10);
+    let identity = ChannelIdentity::parse("tg", "511").unwrap();
+    linking::consume(table, &s.rig.world.clock, &code, &identity)
+        .await
+        .unwrap();
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        "{out:?}"
+    );
+    assert!(s.sender.texts()[0].starts_with("Linked!"));
+    assert_eq!(s.rig.model.calls(), 0);
+}
+
+async fn an_unknown_sender_over_the_hourly_cap_is_not_answered(s: Setup) {
+    for i in 0..61 {
+        s.handle(&tg("512", "512", &format!("s-{i}"), "spam"))
+            .await
+            .unwrap();
+    }
+    let out = s.handle(&tg("512", "512", "s-61", "spam")).await.unwrap();
+    assert_eq!(out, InboundOutcome::Capped);
+    assert_eq!(s.sender.texts().len(), 60);
+    assert_eq!(s.rig.model.calls(), 0);
+}
