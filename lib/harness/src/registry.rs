@@ -187,7 +187,18 @@ impl Registry {
                 ToolErrorKind::InvalidArguments,
                 format!("Invalid arguments: {msg}"),
             ),
-            Ok(Err(HandlerError::Service(e))) => service_failure(&ctx, name, &e),
+            Ok(Err(HandlerError::Service(e))) => {
+                // Two copies of one call racing: the loser's own checks fail after the winner
+                // committed ("a room named Aula already exists"). Both must answer with the
+                // winner's stored result.
+                if !tool.is_read_only()
+                    && e.is_expected()
+                    && let Ok(Some(replayed)) = self.stored_outcome(&ctx).await
+                {
+                    return Ok(replayed);
+                }
+                service_failure(&ctx, name, &e)
+            }
             Err(panic) => {
                 let detail = panic
                     .downcast_ref::<&str>()
@@ -209,20 +220,28 @@ impl Registry {
     /// For a write tool: the stored outcome when this call already committed, else checks
     /// that the account may write.
     async fn pre_write_checks(&self, ctx: &Ctx) -> Result<Option<ToolOutcome>, ServiceError> {
-        let table = ctx.table().as_ref();
-        if let Some(key) = ctx.effect()
-            && let Some(stored) = effect::stored_effect(table, key).await?
-        {
-            let result = serde_json::from_value::<ToolResult>(stored.result).unwrap_or_else(|_| {
-                ToolResult::new(format!(
-                    "This call was already carried out (action {}); nothing was done again.",
-                    stored.action
-                ))
-            });
-            return Ok(Some(ToolOutcome::Ok(result)));
+        if let Some(replayed) = self.stored_outcome(ctx).await? {
+            return Ok(Some(replayed));
         }
-        accounts::ensure_can_write(table, ctx.user()).await?;
+        accounts::ensure_can_write(ctx.table().as_ref(), ctx.user()).await?;
         Ok(None)
+    }
+
+    /// The stored outcome of this call (its effect key), if it already committed.
+    async fn stored_outcome(&self, ctx: &Ctx) -> Result<Option<ToolOutcome>, ServiceError> {
+        let Some(key) = ctx.effect() else {
+            return Ok(None);
+        };
+        let Some(stored) = effect::stored_effect(ctx.table().as_ref(), key).await? else {
+            return Ok(None);
+        };
+        let result = serde_json::from_value::<ToolResult>(stored.result).unwrap_or_else(|_| {
+            ToolResult::new(format!(
+                "This call was already carried out (action {}); nothing was done again.",
+                stored.action
+            ))
+        });
+        Ok(Some(ToolOutcome::Ok(result)))
     }
 }
 

@@ -1,0 +1,15 @@
+//! What each command does: open the store, call the service function, print one result.
+
+mod operator;
+
+use anyhow::Result;
+
+use crate::{Cli, Command};
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> Result<()> {
+    match &cli.command {
+        Command::User(cmd) => operator::user(&cli, cmd).await,
+        Command::Token(cmd) => operator::token(&cli, cmd).await,
+    }
+}

@@ -1,0 +1,90 @@
+//! Operator commands on the store (`steward user …`, `steward token …`). They work while
+//! `steward serve` runs on the same file: SQLite in WAL mode lets both processes share it.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use steward_harness::{TokenId, UserId, accounts, linking, tokens};
+use steward_store::{Clock, SqliteTable, SystemClock, Table};
+
+use crate::{Cli, TokenCommand, UserCommand, db_path};
+
+fn open(cli: &Cli) -> Result<(Arc<dyn Table>, Arc<dyn Clock>)> {
+    let path = db_path(cli);
+    let table = SqliteTable::open(&path)
+        .with_context(|| format!("cannot open the store at {}", path.display()))?;
+    Ok((Arc::new(table), Arc::new(SystemClock)))
+}
+
+fn user_id(text: &str) -> Result<UserId> {
+    UserId::parse(text).map_err(|e| anyhow::anyhow!("{text:?} is not a user id: {}", e.problem))
+}
+
+/// `steward user …`
+pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
+    let (table, clock) = open(cli)?;
+    match cmd {
+        UserCommand::Create { name, timezone } => {
+            let profile =
+                accounts::create_account(table.as_ref(), clock.as_ref(), name, timezone.as_deref())
+                    .await?;
+            println!("{}", profile.user);
+        }
+        UserCommand::LinkCode { user_id: id } => {
+            let issued = linking::issue_code(table.as_ref(), clock.as_ref(), &user_id(id)?).await?;
+            println!("{}", issued.code);
+        }
+        UserCommand::Pause { user_id: id } => {
+            let p = accounts::pause(table.as_ref(), &user_id(id)?).await?;
+            println!("{} paused", p.user);
+        }
+        UserCommand::Resume { user_id: id } => {
+            let p = accounts::resume(table.as_ref(), &user_id(id)?).await?;
+            println!("{} active", p.user);
+        }
+    }
+    Ok(())
+}
+
+/// `steward token …`
+pub async fn token(cli: &Cli, cmd: &TokenCommand) -> Result<()> {
+    let (table, clock) = open(cli)?;
+    match cmd {
+        TokenCommand::Create { user_id: id, label } => {
+            let new = tokens::create_token(
+                table.as_ref(),
+                clock.as_ref(),
+                &user_id(id)?,
+                label.as_deref(),
+            )
+            .await?;
+            println!("{}", new.token);
+        }
+        TokenCommand::List { user_id: id } => {
+            for t in tokens::list_tokens(table.as_ref(), &user_id(id)?).await? {
+                println!(
+                    "{}\t{}\tcreated={}\tlast_used={}\t{}",
+                    t.id,
+                    t.label,
+                    iso(t.created_ms),
+                    t.last_used_ms.map_or_else(|| "never".into(), iso),
+                    if t.revoked { "revoked" } else { "active" }
+                );
+            }
+        }
+        TokenCommand::Revoke { token_id } => {
+            let id = TokenId::parse(token_id)
+                .map_err(|e| anyhow::anyhow!("{token_id:?} is not a token id: {}", e.problem))?;
+            let t = tokens::revoke_token(table.as_ref(), clock.as_ref(), &id).await?;
+            println!("{} revoked", t.id);
+        }
+    }
+    Ok(())
+}
+
+fn iso(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms).map_or_else(
+        |_| ms.to_string(),
+        |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    )
+}

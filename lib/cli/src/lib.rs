@@ -1,0 +1,105 @@
+//! The `steward` command line: `steward serve` and the operator commands that work on the same
+//! store (also while `serve` runs on it). Each command prints its one result on stdout, so
+//! scripts can use it; diagnostics go to stderr.
+
+mod commands;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+pub use commands::run;
+
+/// Default store file for `steward serve` and the operator commands.
+pub const DEFAULT_DB: &str = "./data/steward.db";
+
+/// Steward: a chat assistant that does real work for event organisers.
+#[derive(Debug, Parser)]
+#[command(name = "steward", version, about)]
+pub struct Cli {
+    /// The SQLite store (created with its folder when missing).
+    #[arg(long, env = "STEWARD_DB", default_value = DEFAULT_DB, global = true)]
+    pub db: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// MCP access tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `steward user …`
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Creates an account; prints the new user id.
+    Create {
+        /// The person's name.
+        #[arg(long)]
+        name: String,
+        /// Their IANA time zone, e.g. Europe/Berlin (default UTC).
+        #[arg(long)]
+        timezone: Option<String>,
+    },
+    /// Issues a fresh one-time linking code (30 minutes); prints it.
+    LinkCode {
+        /// The user id.
+        user_id: String,
+    },
+    /// Pauses an account: it can read but not change anything, and chat answers without the
+    /// model.
+    Pause {
+        /// The user id.
+        user_id: String,
+    },
+    /// Resumes a paused account.
+    Resume {
+        /// The user id.
+        user_id: String,
+    },
+}
+
+/// `steward token …`
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Creates an MCP access token for a user; prints the token (shown only this once).
+    Create {
+        /// The user id.
+        user_id: String,
+        /// A label to recognise it by.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Lists a user's tokens (id, label, created, last used, revoked), one per line.
+    List {
+        /// The user id.
+        user_id: String,
+    },
+    /// Revokes a token by its id (from `token list`).
+    Revoke {
+        /// The token id.
+        token_id: String,
+    },
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info` for Steward, `warn` otherwise).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,steward=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Where a command's store lives.
+pub fn db_path(cli: &Cli) -> PathBuf {
+    cli.db.clone()
+}

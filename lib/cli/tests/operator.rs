@@ -1,0 +1,108 @@
+//! The operator commands as a script uses them: one result on stdout, errors on stderr with a
+//! non-zero exit, all on one store file.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn steward(db: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_steward"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("STEWARD_DB")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn temp_db(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("steward-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir.join("nested").join("steward.db")
+}
+
+#[test]
+fn users_and_tokens_from_the_command_line() {
+    let db = temp_db("ops");
+    let (ok, user, err) = steward(
+        &db,
+        &[
+            "user",
+            "create",
+            "--name",
+            "Dana Lee",
+            "--timezone",
+            "Europe/Berlin",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        !user.is_empty() && !user.contains(' '),
+        "one id on stdout: {user:?}"
+    );
+    assert!(db.exists(), "the store and its folder were created");
+
+    let (ok, code, err) = steward(&db, &["user", "link-code", &user]);
+    assert!(ok, "{err}");
+    assert_eq!(code.len(), 6, "{code}");
+
+    let (ok, token, err) = steward(
+        &db,
+        &["token", "create", &user, "--label", "Claude desktop"],
+    );
+    assert!(ok, "{err}");
+    assert!(token.starts_with("stw_"), "{token}");
+
+    let (ok, list, _) = steward(&db, &["token", "list", &user]);
+    assert!(ok);
+    let line = list.lines().next().unwrap();
+    assert!(
+        line.contains("Claude desktop") && line.ends_with("active"),
+        "{line}"
+    );
+    let token_id = line.split('\t').next().unwrap();
+    assert!(!list.contains(&token), "the secret is never shown again");
+
+    let (ok, out, _) = steward(&db, &["token", "revoke", token_id]);
+    assert!(ok && out.ends_with("revoked"));
+    let (_, list, _) = steward(&db, &["token", "list", &user]);
+    assert!(list.lines().next().unwrap().ends_with("revoked"));
+
+    let (ok, out, _) = steward(&db, &["user", "pause", &user]);
+    assert!(ok && out.ends_with("paused"));
+    let (ok, out, _) = steward(&db, &["user", "resume", &user]);
+    assert!(ok && out.ends_with("active"));
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_a_failing_exit() {
+    let db = temp_db("bad");
+    let (ok, out, err) = steward(
+        &db,
+        &[
+            "user",
+            "create",
+            "--name",
+            "X",
+            "--timezone",
+            "Mars/Olympus",
+        ],
+    );
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.contains("time zone") || err.contains("Mars/Olympus"),
+        "{err}"
+    );
+    let (ok, _, err) = steward(&db, &["user", "pause", "no such user"]);
+    assert!(!ok && err.contains("not a user id"), "{err}");
+    let (ok, _, err) = steward(&db, &["user", "link-code", "u0000000000000000000000000"]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    let (ok, _, err) = steward(&db, &["token", "revoke", "abc"]);
+    assert!(!ok && err.contains("not a token id"), "{err}");
+}

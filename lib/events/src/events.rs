@@ -1,0 +1,745 @@
+//! Events: the record, its lifecycle (draft → published → cancelled, and reopen), its public
+//! slug, its registration settings, and listing.
+//!
+//! Rules:
+//! * A new event is a draft with a public slug reserved at once (generated from the name;
+//!   a taken slug gets a numbered suffix), so its link can be shared before publishing.
+//! * A cancelled event is read-only until reopened: every change to it or its records is
+//!   refused with a message saying so.
+//! * Only a draft without attendees can be deleted (with everything in it); a published event
+//!   is cancelled instead, so the people registered for it are not silently dropped.
+
+use jiff::civil::{Date, DateTime, Time};
+use serde::{Deserialize, Serialize};
+use steward_harness::{Audited, Ctx, ServiceError, TimeZoneName, UserId, accounts};
+use steward_store::{Item, Query, SortKey};
+
+use crate::ids::EventId;
+use crate::keys;
+use crate::limits::{CAPACITY_MAX, EVENTS_LISTED_MAX, SLUG_SUFFIX_TRIES_MAX, TRACKS_MAX};
+use crate::planned::{Planned, Updated};
+use crate::slug::Slug;
+use crate::store;
+use crate::text::{Description, EventName, TrackName, Venue};
+use crate::when::{self, EventDates};
+
+/// Where an event is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventStatus {
+    /// Being prepared; its page is not public.
+    Draft,
+    /// Its page is public and (if open) takes registrations.
+    Published,
+    /// Called off; read-only until reopened.
+    Cancelled,
+}
+
+impl EventStatus {
+    /// The status in words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Published => "published",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Whether and until when the public can register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrationSettings {
+    /// The organiser's switch: registration is open (once the event is published).
+    pub open: bool,
+    /// Registration closes at this local time (in the event's time zone), if set.
+    pub closes_at: Option<DateTime>,
+}
+
+/// An event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Its id.
+    pub id: EventId,
+    /// Its name.
+    pub name: EventName,
+    /// Draft, published or cancelled.
+    pub status: EventStatus,
+    /// Its days (1 to 3).
+    pub dates: EventDates,
+    /// When it starts each day (local time).
+    pub start_time: Time,
+    /// When it ends each day (local time).
+    pub end_time: Time,
+    /// The zone its local times are in.
+    pub time_zone: TimeZoneName,
+    /// Where it takes place.
+    pub venue: Option<Venue>,
+    /// What it is, for the public page.
+    pub description: Option<Description>,
+    /// Most people who can register; `None` for no limit.
+    pub capacity: Option<u32>,
+    /// Its tracks (audiences following a series of sessions), if any.
+    pub tracks: Vec<TrackName>,
+    /// Registration settings.
+    pub registration: RegistrationSettings,
+    /// Its public address part.
+    pub slug: Slug,
+    /// When it was created, in epoch milliseconds.
+    pub created_ms: i64,
+}
+
+impl Event {
+    /// `"Spring Open"`, quoted for summaries.
+    pub fn quoted(&self) -> String {
+        format!("\"{}\"", self.name)
+    }
+
+    /// Refuses changes to a cancelled event.
+    pub fn ensure_not_cancelled(&self) -> Result<(), ServiceError> {
+        if self.status == EventStatus::Cancelled {
+            return Err(ServiceError::forbidden(format!(
+                "event {} is cancelled, so it cannot be changed; reopen it first (reopen_event) or undo the cancellation",
+                self.quoted()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The event's time zone, for date arithmetic.
+    pub fn tz(&self) -> Result<jiff::tz::TimeZone, ServiceError> {
+        self.time_zone.time_zone()
+    }
+
+    /// The track named `name` (case ignored), if the event has it.
+    pub fn track(&self, name: &str) -> Option<&TrackName> {
+        self.tracks.iter().find(|t| t.same_as(name))
+    }
+
+    /// `"Sat 14 Nov, 09:00–17:00"`.
+    pub fn when_phrase(&self) -> String {
+        format!(
+            "{}, {}–{}",
+            self.dates,
+            when::fmt_time(self.start_time),
+            when::fmt_time(self.end_time)
+        )
+    }
+}
+
+/// The registration counter of an event (`EVENT#e#REGISTRATIONS`). Every registration and
+/// withdrawal rewrites it with a version check, so registrations for one event serialize and
+/// the capacity check cannot be raced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RegistrationCounter {
+    /// How many attendees are registered (withdrawn ones not counted).
+    pub registered: u32,
+}
+
+/// The global slug row (`SLUG#<slug>`): whose event a public address belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlugOwner {
+    /// The owner.
+    pub user: UserId,
+    /// The event.
+    pub event: EventId,
+}
+
+/// A new event, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// Its name.
+    pub name: EventName,
+    /// Its days.
+    pub dates: EventDates,
+    /// Start each day; default [`DEFAULT_START`].
+    pub start_time: Option<Time>,
+    /// End each day; default [`DEFAULT_END`].
+    pub end_time: Option<Time>,
+    /// Its time zone; default the account's.
+    pub time_zone: Option<TimeZoneName>,
+    /// Where.
+    pub venue: Option<Venue>,
+    /// What.
+    pub description: Option<Description>,
+    /// Most registrations; `None` for no limit.
+    pub capacity: Option<u32>,
+    /// Tracks.
+    pub tracks: Vec<TrackName>,
+    /// A chosen public address; default generated from the name.
+    pub slug: Option<Slug>,
+}
+
+impl NewEvent {
+    /// An event with just a name and dates; everything else default.
+    pub fn new(name: EventName, dates: EventDates) -> Self {
+        Self {
+            name,
+            dates,
+            start_time: None,
+            end_time: None,
+            time_zone: None,
+            venue: None,
+            description: None,
+            capacity: None,
+            tracks: Vec::new(),
+            slug: None,
+        }
+    }
+}
+
+/// Start of an event's day when none is given.
+pub const DEFAULT_START: Time = Time::constant(9, 0, 0, 0);
+
+/// End of an event's day when none is given.
+pub const DEFAULT_END: Time = Time::constant(17, 0, 0, 0);
+
+/// Changes to an event; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventChanges {
+    /// A new name.
+    pub name: Option<EventName>,
+    /// New days.
+    pub dates: Option<EventDates>,
+    /// A new daily start.
+    pub start_time: Option<Time>,
+    /// A new daily end.
+    pub end_time: Option<Time>,
+    /// A new time zone.
+    pub time_zone: Option<TimeZoneName>,
+    /// A new venue (`Some(None)` removes it).
+    pub venue: Option<Option<Venue>>,
+    /// A new description (`Some(None)` removes it).
+    pub description: Option<Option<Description>>,
+    /// A new capacity (`Some(None)` removes the limit).
+    pub capacity: Option<Option<u32>>,
+    /// The new full list of tracks.
+    pub tracks: Option<Vec<TrackName>>,
+    /// A new public address (the old one stops working).
+    pub slug: Option<Slug>,
+}
+
+impl EventChanges {
+    /// Whether no change is asked for at all.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// An event in a list, with how many are registered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventListing {
+    /// The event.
+    pub event: Event,
+    /// Registered attendees.
+    pub registered: u32,
+}
+
+/// The missing-event error.
+pub fn event_not_found(id: &EventId) -> ServiceError {
+    ServiceError::not_found(format!("Event {id}"))
+}
+
+/// The event and its stored item.
+pub(crate) async fn load_event(ctx: &Ctx, id: &EventId) -> Result<(Event, Item), ServiceError> {
+    store::load(ctx, &keys::event(ctx, id), || event_not_found(id)).await
+}
+
+/// The event and its item, refusing a cancelled event (for changes to it or its records).
+pub(crate) async fn load_changeable(
+    ctx: &Ctx,
+    id: &EventId,
+) -> Result<(Event, Item), ServiceError> {
+    let (event, item) = load_event(ctx, id).await?;
+    event.ensure_not_cancelled()?;
+    Ok((event, item))
+}
+
+/// The registration counter and its item (absent only for events made by hand in tests).
+pub(crate) async fn load_counter(
+    ctx: &Ctx,
+    id: &EventId,
+) -> Result<Option<(RegistrationCounter, Item)>, ServiceError> {
+    store::load_opt(ctx, &keys::registrations(ctx, id)).await
+}
+
+/// One event of the caller.
+pub async fn get_event(ctx: &Ctx, id: &EventId) -> Result<Event, ServiceError> {
+    Ok(load_event(ctx, id).await?.0)
+}
+
+/// How many attendees of the event are registered.
+pub async fn registered_count(ctx: &Ctx, id: &EventId) -> Result<u32, ServiceError> {
+    Ok(load_counter(ctx, id)
+        .await?
+        .map_or(0, |(c, _)| c.registered))
+}
+
+/// The caller's events, newest first (at most [`EVENTS_LISTED_MAX`]), with registration
+/// counts.
+pub async fn list_events(ctx: &Ctx) -> Result<Vec<EventListing>, ServiceError> {
+    let mut out = Vec::new();
+    for event in scan_events(ctx).await? {
+        let registered = registered_count(ctx, &event.id).await?;
+        out.push(EventListing { event, registered });
+    }
+    Ok(out)
+}
+
+/// The caller's events, newest first. Events share the `EVENT#` prefix with everything in
+/// them, so this reads one event at a time and then skips past its records: the cost follows
+/// the number of events, not the number of attendees.
+pub(crate) async fn scan_events(ctx: &Ctx) -> Result<Vec<Event>, ServiceError> {
+    let end = keys::EVENTS_END_SK.to_owned();
+    let mut from = keys::EVENT_SK_PREFIX.to_owned();
+    let mut events = Vec::new();
+    while events.len() < EVENTS_LISTED_MAX {
+        let query = Query::partition(ctx.user_pk())
+            .sort(SortKey::Between(from, end.clone()))
+            .limit(1);
+        let page = ctx.table().query(&query).await?;
+        let Some(item) = page.items.into_iter().next() else {
+            break;
+        };
+        let event: Event = item.parse()?;
+        from = keys::after_event_records(&item.sk);
+        events.push(event);
+    }
+    events.reverse();
+    Ok(events)
+}
+
+/// Checks the parts of an event that depend on each other.
+fn check_event(event: &Event) -> Result<(), ServiceError> {
+    if event.end_time <= event.start_time {
+        return Err(ServiceError::invalid(
+            "end_time",
+            format!(
+                "the event ends at {} but starts at {}; the end must be later",
+                when::fmt_time(event.end_time),
+                when::fmt_time(event.start_time)
+            ),
+        ));
+    }
+    if let Some(c) = event.capacity {
+        check_capacity("capacity", c)?;
+    }
+    check_tracks(&event.tracks)?;
+    Ok(())
+}
+
+/// Checks a capacity: 1 to [`CAPACITY_MAX`].
+pub(crate) fn check_capacity(field: &str, capacity: u32) -> Result<(), ServiceError> {
+    if capacity == 0 || capacity > CAPACITY_MAX {
+        return Err(ServiceError::invalid(
+            field,
+            format!(
+                "{capacity} is not a capacity; give a number of people from 1 to {CAPACITY_MAX}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_tracks(tracks: &[TrackName]) -> Result<(), ServiceError> {
+    if tracks.len() > TRACKS_MAX {
+        return Err(ServiceError::invalid(
+            "tracks",
+            format!("an event has at most {TRACKS_MAX} tracks"),
+        ));
+    }
+    for (i, t) in tracks.iter().enumerate() {
+        if tracks[..i].iter().any(|o| o.same_as(t.as_str())) {
+            return Err(ServiceError::invalid(
+                "tracks",
+                format!("\"{t}\" is given twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Today in `tz`, by the context's clock.
+pub(crate) fn today(ctx: &Ctx, tz: &TimeZoneName) -> Result<Date, ServiceError> {
+    Ok(when::local_now(ctx.now_millis(), &tz.time_zone()?).date())
+}
+
+/// The first free slug among `base`, `base-2`, … `base-N`; past those, `base-<tail of the
+/// event id>`, which no other event has.
+async fn free_slug(ctx: &Ctx, base: &Slug, event: &EventId) -> Result<Slug, ServiceError> {
+    for n in 1..=SLUG_SUFFIX_TRIES_MAX {
+        let candidate = if n == 1 {
+            base.clone()
+        } else {
+            base.numbered(n)
+        };
+        if ctx.get(&keys::slug(&candidate)?).await?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Ok(base.with_suffix(event.as_str()))
+}
+
+/// Refuses a chosen slug that another event already has.
+async fn ensure_slug_free(ctx: &Ctx, slug: &Slug) -> Result<(), ServiceError> {
+    if ctx.get(&keys::slug(slug)?).await?.is_some() {
+        return Err(ServiceError::already_exists(format!(
+            "The address {} (choose another slug)",
+            slug.path()
+        )));
+    }
+    Ok(())
+}
+
+/// Plans a new draft event with its slug row and registration counter. The time zone
+/// defaults to the account's; the daily hours to 09:00–17:00; registration to open.
+pub async fn create_event(ctx: &Ctx, new: NewEvent) -> Result<Planned<Event>, ServiceError> {
+    let time_zone = match new.time_zone {
+        Some(tz) => tz,
+        None => accounts::profile(ctx).await?.time_zone,
+    };
+    new.dates
+        .require_not_before(today(ctx, &time_zone)?, time_zone.as_str())?;
+    let id = EventId::generate(ctx);
+    let slug = match new.slug {
+        Some(slug) => {
+            ensure_slug_free(ctx, &slug).await?;
+            slug
+        }
+        None => free_slug(ctx, &Slug::from_name(new.name.as_str()), &id).await?,
+    };
+    let event = Event {
+        id,
+        name: new.name,
+        status: EventStatus::Draft,
+        dates: new.dates,
+        start_time: new.start_time.unwrap_or(DEFAULT_START),
+        end_time: new.end_time.unwrap_or(DEFAULT_END),
+        time_zone,
+        venue: new.venue,
+        description: new.description,
+        capacity: new.capacity,
+        tracks: new.tracks,
+        registration: RegistrationSettings {
+            open: true,
+            closes_at: None,
+        },
+        slug,
+        created_ms: ctx.now_millis(),
+    };
+    check_event(&event)?;
+    let owner = SlugOwner {
+        user: ctx.user().clone(),
+        event: event.id.clone(),
+    };
+    let tx = Audited::new(ctx)
+        .label(format!("Create event {}", event.quoted()))
+        .put_new(keys::event(ctx, &event.id), &event)
+        .put_new(keys::slug(&event.slug)?, &owner)
+        .put_new(
+            keys::registrations(ctx, &event.id),
+            RegistrationCounter::default(),
+        );
+    Ok(Planned::new(tx, event))
+}
+
+/// Plans changes to an event. Refuses a cancelled event, a capacity below the number
+/// already registered, removing a track that sessions use, dates in the past and a taken slug.
+pub async fn update_event(
+    ctx: &Ctx,
+    id: &EventId,
+    changes: EventChanges,
+) -> Result<Planned<Updated<Event>>, ServiceError> {
+    if changes.is_empty() {
+        return Err(ServiceError::invalid(
+            "(arguments)",
+            "nothing to change; give at least one field",
+        ));
+    }
+    let (old, item) = load_changeable(ctx, id).await?;
+    let mut new = old.clone();
+    let mut changed = Vec::new();
+    let mut tx = Audited::new(ctx);
+    macro_rules! set {
+        ($field:ident, $value:expr, $word:literal) => {
+            if let Some(v) = $value {
+                if new.$field != v {
+                    new.$field = v;
+                    if !changed.contains(&$word) {
+                        changed.push($word);
+                    }
+                }
+            }
+        };
+    }
+    set!(name, changes.name, "name");
+    set!(dates, changes.dates, "dates");
+    set!(start_time, changes.start_time, "times");
+    set!(end_time, changes.end_time, "times");
+    set!(time_zone, changes.time_zone, "time zone");
+    set!(venue, changes.venue, "venue");
+    set!(description, changes.description, "description");
+    set!(capacity, changes.capacity, "capacity");
+    set!(tracks, changes.tracks, "tracks");
+    set!(slug, changes.slug, "public address");
+    if changed.is_empty() {
+        return Ok(Planned::unchanged(
+            ctx,
+            Updated {
+                record: old,
+                changed,
+            },
+        ));
+    }
+    check_event(&new)?;
+    if changed.contains(&"dates") || changed.contains(&"time zone") {
+        new.dates
+            .require_not_before(today(ctx, &new.time_zone)?, new.time_zone.as_str())?;
+    }
+    if changed.contains(&"capacity")
+        && let Some(cap) = new.capacity
+    {
+        let counter = load_counter(ctx, id).await?;
+        let registered = counter.as_ref().map_or(0, |(c, _)| c.registered);
+        if registered > cap {
+            return Err(ServiceError::invalid(
+                "capacity",
+                format!(
+                    "{registered} people are already registered for {}, more than {cap}; withdraw some first or keep a higher capacity",
+                    old.quoted()
+                ),
+            ));
+        }
+        // A registration committing meanwhile would make the check stale: fail instead.
+        if let Some((_, counter_item)) = &counter {
+            tx = tx.require_unchanged(counter_item);
+        }
+    }
+    if changed.contains(&"tracks") {
+        let sessions = crate::sessions::list_sessions(ctx, id).await?;
+        for s in &sessions {
+            if let Some(track) = &s.track
+                && new.track(track.as_str()).is_none()
+            {
+                return Err(ServiceError::invalid(
+                    "tracks",
+                    format!(
+                        "the session \"{}\" is in the track \"{track}\"; move it to another track first",
+                        s.title
+                    ),
+                ));
+            }
+        }
+    }
+    if changed.contains(&"public address") {
+        ensure_slug_free(ctx, &new.slug).await?;
+        let old_key = keys::slug(&old.slug)?;
+        let Some(old_row) = ctx.get(&old_key).await? else {
+            return Err(ServiceError::internal(format!(
+                "event {id} has no slug row for {}",
+                old.slug
+            )));
+        };
+        let owner = SlugOwner {
+            user: ctx.user().clone(),
+            event: id.clone(),
+        };
+        tx = tx.delete(&old_row).put_new(keys::slug(&new.slug)?, &owner);
+    }
+    let tx = tx
+        .label(format!(
+            "Change the {} of {}",
+            crate::planned::join_words(&changed),
+            old.quoted()
+        ))
+        .replace(&item, &new);
+    Ok(Planned::new(
+        tx,
+        Updated {
+            record: new,
+            changed,
+        },
+    ))
+}
+
+/// Moves an event to `status`, or leaves it when it already is there.
+fn change_status(
+    ctx: &Ctx,
+    old: Event,
+    item: &Item,
+    status: EventStatus,
+    label: String,
+) -> Planned<Updated<Event>> {
+    if old.status == status {
+        return Planned::unchanged(
+            ctx,
+            Updated {
+                record: old,
+                changed: Vec::new(),
+            },
+        );
+    }
+    let mut new = old;
+    new.status = status;
+    let tx = Audited::new(ctx).label(label).replace(item, &new);
+    Planned::new(
+        tx,
+        Updated {
+            record: new,
+            changed: vec!["status"],
+        },
+    )
+}
+
+/// Plans publishing an event: its public page goes live (and takes registrations if open).
+/// Publishing a published event changes nothing; a cancelled one must be reopened first.
+pub async fn publish_event(
+    ctx: &Ctx,
+    id: &EventId,
+) -> Result<Planned<Updated<Event>>, ServiceError> {
+    let (old, item) = load_changeable(ctx, id).await?;
+    let label = format!("Publish {}", old.quoted());
+    Ok(change_status(
+        ctx,
+        old,
+        &item,
+        EventStatus::Published,
+        label,
+    ))
+}
+
+/// Plans cancelling an event. Registrations are kept (and shown as such); the public page
+/// says the event is cancelled. Cancelling a cancelled event changes nothing.
+pub async fn cancel_event(
+    ctx: &Ctx,
+    id: &EventId,
+) -> Result<Planned<Updated<Event>>, ServiceError> {
+    let (old, item) = load_event(ctx, id).await?;
+    let label = format!("Cancel {}", old.quoted());
+    Ok(change_status(
+        ctx,
+        old,
+        &item,
+        EventStatus::Cancelled,
+        label,
+    ))
+}
+
+/// Plans reopening a cancelled event as a draft (publish it again to make it public).
+/// Reopening an event that is not cancelled changes nothing.
+pub async fn reopen_event(
+    ctx: &Ctx,
+    id: &EventId,
+) -> Result<Planned<Updated<Event>>, ServiceError> {
+    let (old, item) = load_event(ctx, id).await?;
+    if old.status != EventStatus::Cancelled {
+        return Ok(Planned::unchanged(
+            ctx,
+            Updated {
+                record: old,
+                changed: Vec::new(),
+            },
+        ));
+    }
+    let label = format!("Reopen {}", old.quoted());
+    Ok(change_status(ctx, old, &item, EventStatus::Draft, label))
+}
+
+/// Plans changing an event's registration settings: `open` switches registration on or off;
+/// `closes_at` sets (`Some(Some(_))`) or removes (`Some(None)`) the closing time.
+pub async fn set_registration(
+    ctx: &Ctx,
+    id: &EventId,
+    open: Option<bool>,
+    closes_at: Option<Option<DateTime>>,
+) -> Result<Planned<Updated<Event>>, ServiceError> {
+    if open.is_none() && closes_at.is_none() {
+        return Err(ServiceError::invalid(
+            "(arguments)",
+            "nothing to change; give open, closes_at or both",
+        ));
+    }
+    let (old, item) = load_changeable(ctx, id).await?;
+    let mut new = old.clone();
+    let mut changed = Vec::new();
+    if let Some(open) = open
+        && open != old.registration.open
+    {
+        new.registration.open = open;
+        changed.push(if open { "opened" } else { "closed" });
+    }
+    if let Some(closes_at) = closes_at
+        && closes_at != old.registration.closes_at
+    {
+        new.registration.closes_at = closes_at;
+        changed.push("closing time");
+    }
+    if changed.is_empty() {
+        return Ok(Planned::unchanged(
+            ctx,
+            Updated {
+                record: old,
+                changed,
+            },
+        ));
+    }
+    let tx = Audited::new(ctx)
+        .label(format!("Change registration of {}", old.quoted()))
+        .replace(&item, &new);
+    Ok(Planned::new(
+        tx,
+        Updated {
+            record: new,
+            changed,
+        },
+    ))
+}
+
+/// What deleting a draft removed, besides the event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deleted {
+    /// The event as it was.
+    pub event: Event,
+    /// How many records were removed with it (rooms, sessions, people, settings).
+    pub records: usize,
+}
+
+/// Plans deleting a draft event and everything in it, in one step. Refuses a published or
+/// cancelled event (cancel instead) and an event with attendee records.
+pub async fn delete_event(ctx: &Ctx, id: &EventId) -> Result<Planned<Deleted>, ServiceError> {
+    let (event, item) = load_event(ctx, id).await?;
+    if event.status != EventStatus::Draft {
+        return Err(ServiceError::forbidden(format!(
+            "event {} is {}, and only a draft can be deleted; cancel it instead (cancel_event)",
+            event.quoted(),
+            event.status.as_str()
+        )));
+    }
+    let children = ctx
+        .query_records(
+            &keys::children_prefix(id),
+            crate::limits::ATTENDEES_LISTED_MAX,
+        )
+        .await?;
+    let attendees = children
+        .iter()
+        .filter(|i| i.sk.starts_with(&keys::attendees_prefix(id)))
+        .count();
+    if attendees > 0 {
+        return Err(ServiceError::forbidden(format!(
+            "event {} has {attendees} attendee record(s), so it cannot be deleted; cancel it instead (cancel_event)",
+            event.quoted()
+        )));
+    }
+    let slug_row = ctx.get(&keys::slug(&event.slug)?).await?;
+    let mut tx = Audited::new(ctx)
+        .label(format!("Delete event {}", event.quoted()))
+        .delete(&item);
+    if let Some(row) = &slug_row {
+        tx = tx.delete(row);
+    }
+    for child in &children {
+        tx = tx.delete(child);
+    }
+    let records = children.len();
+    Ok(Planned::new(tx, Deleted { event, records }))
+}

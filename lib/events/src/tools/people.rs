@@ -1,0 +1,38 @@
+//! The person tool: add a speaker.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use steward_harness::{Ctx, ToolDef, ToolResult};
+
+use super::def;
+use crate::ids::EventId;
+use crate::people;
+use crate::text::PersonName;
+
+/// Input of `add_person`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(transform = super::model_facing)]
+pub struct AddPersonInput {
+    /// The event's id (e_…).
+    pub event_id: String,
+    /// The person's name as it should appear, e.g. "Dana Lee".
+    pub name: String,
+}
+
+pub(super) fn add_person() -> ToolDef {
+    def::<AddPersonInput, _, _>(
+        "add_person",
+        "Add a speaker (or anyone who must be present for their sessions) to an event. Usually not needed: add_session creates speakers from their names. Returns the person's id in data.id.",
+        |ctx: Ctx, input: AddPersonInput| async move {
+            let event = EventId::parse(&input.event_id)?;
+            let planned = people::add_person(&ctx, &event, PersonName::parse(&input.name)?).await?;
+            planned
+                .commit_with(|p| {
+                    ToolResult::new(format!("Added {}.", p.name))
+                        .with_data(json!({"id": p.id, "event_id": p.event, "name": p.name}))
+                })
+                .await
+        },
+    )
+}

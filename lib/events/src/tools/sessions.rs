@@ -1,0 +1,235 @@
+//! Session tools: add, update, remove, list.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use steward_harness::{Ctx, ServiceError, ToolDef, ToolResult};
+
+use super::{EventRefInput, def};
+use crate::ids::{EventId, RoomId, SessionId};
+use crate::limits::TOOL_LIST_ITEMS_MAX;
+use crate::people;
+use crate::sessions::{self, NewSession, SessionChanges, SessionWithSpeakers};
+use crate::text::SessionTitle;
+
+/// Input of `add_session`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(transform = super::model_facing)]
+pub struct AddSessionInput {
+    /// The event's id (e_…).
+    pub event_id: String,
+    /// The session's title.
+    pub title: String,
+    /// Length in minutes.
+    #[schemars(range(min = 1, max = 1440))]
+    pub duration_minutes: u16,
+    /// Speakers: names (new names create a person) or person ids (p_…).
+    #[serde(default)]
+    pub speakers: Vec<String>,
+    /// One of the event's tracks, if the event has tracks.
+    pub track: Option<String>,
+    /// Ids (s_…) of sessions that must be over before this one starts.
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Seats the room must have.
+    #[schemars(range(min = 1, max = 100_000))]
+    pub min_capacity: Option<u32>,
+    /// The id (r_…) of the one room it must be held in.
+    pub room_id: Option<String>,
+}
+
+/// Input of `update_session`. Only the fields given change; lists replace the old list.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(transform = super::model_facing)]
+pub struct UpdateSessionInput {
+    /// The event's id (e_…).
+    pub event_id: String,
+    /// The session's id (s_…).
+    pub session_id: String,
+    /// New title.
+    pub title: Option<String>,
+    /// New length in minutes.
+    #[schemars(range(min = 1, max = 1440))]
+    pub duration_minutes: Option<u16>,
+    /// The full new list of speakers (names or p_… ids).
+    pub speakers: Option<Vec<String>>,
+    /// New track ("" removes it).
+    pub track: Option<String>,
+    /// The full new list of sessions (s_… ids) it must come after.
+    pub after: Option<Vec<String>>,
+    /// New seats needed (0 removes the need).
+    #[schemars(range(max = 100_000))]
+    pub min_capacity: Option<u32>,
+    /// New required room id (r_…); "" removes the requirement.
+    pub room_id: Option<String>,
+}
+
+/// Input of the tools that name one session.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(transform = super::model_facing)]
+pub struct SessionRefInput {
+    /// The event's id (e_…).
+    pub event_id: String,
+    /// The session's id (s_…).
+    pub session_id: String,
+}
+
+fn session_ids(texts: &[String]) -> Result<Vec<SessionId>, ServiceError> {
+    texts.iter().map(|t| SessionId::parse(t)).collect()
+}
+
+fn session_data(s: &SessionWithSpeakers) -> Value {
+    let x = &s.session;
+    json!({
+        "id": x.id,
+        "event_id": x.event,
+        "title": x.title,
+        "duration_minutes": x.duration_minutes,
+        "speakers": s.speaker_names,
+        "speaker_ids": x.speakers,
+        "track": x.track,
+        "after": x.after,
+        "min_capacity": x.min_capacity,
+        "room_id": x.room,
+    })
+}
+
+fn speakers_phrase(s: &SessionWithSpeakers) -> String {
+    if s.speaker_names.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", crate::planned::join_words(&s.speaker_names))
+    }
+}
+
+pub(super) fn add_session() -> ToolDef {
+    def::<AddSessionInput, _, _>(
+        "add_session",
+        "Add a session (talk, workshop, panel) to an event: title, length, speakers by name, and if needed its track, the sessions it must follow, the seats it needs or one required room. Returns the new session's id in data.id. Add all sessions before building the timetable.",
+        |ctx: Ctx, input: AddSessionInput| async move {
+            let event = EventId::parse(&input.event_id)?;
+            let new = NewSession {
+                title: SessionTitle::parse(&input.title)?,
+                duration_minutes: input.duration_minutes,
+                speakers: input.speakers,
+                track: input.track.filter(|t| !t.trim().is_empty()),
+                after: session_ids(&input.after)?,
+                min_capacity: input.min_capacity,
+                room: input.room_id.as_deref().map(RoomId::parse).transpose()?,
+            };
+            let planned = sessions::add_session(&ctx, &event, new).await?;
+            planned
+                .commit_with(|s| {
+                    let mut summary = format!(
+                        "Added {} ({} min{}).",
+                        s.session.quoted(),
+                        s.session.duration_minutes,
+                        speakers_phrase(s)
+                    );
+                    if !s.new_people.is_empty() {
+                        summary.push_str(&format!(
+                            " New speaker(s): {}.",
+                            crate::planned::join_words(&s.new_people)
+                        ));
+                    }
+                    ToolResult::new(summary).with_data(session_data(s))
+                })
+                .await
+        },
+    )
+}
+
+pub(super) fn update_session() -> ToolDef {
+    def::<UpdateSessionInput, _, _>(
+        "update_session",
+        "Change a session's title, length, speakers, track, the sessions it must follow, seats needed or required room. Give only the fields that change. Rebuild the timetable afterwards if one exists.",
+        |ctx: Ctx, input: UpdateSessionInput| async move {
+            let event = EventId::parse(&input.event_id)?;
+            let id = SessionId::parse(&input.session_id)?;
+            let changes = SessionChanges {
+                title: input.title.as_deref().map(SessionTitle::parse).transpose()?,
+                duration_minutes: input.duration_minutes,
+                speakers: input.speakers,
+                track: input
+                    .track
+                    .map(|t| (!t.trim().is_empty()).then_some(t)),
+                after: input.after.as_deref().map(session_ids).transpose()?,
+                min_capacity: input.min_capacity.map(|c| (c != 0).then_some(c)),
+                room: super::clearable(input.room_id.as_deref(), RoomId::parse)?,
+            };
+            let planned = sessions::update_session(&ctx, &event, &id, changes).await?;
+            planned
+                .commit_with(|u| {
+                    let summary = if u.is_unchanged() {
+                        format!("Nothing changed: {} already is like that.", u.record.session.quoted())
+                    } else {
+                        format!("Changed the {} of {}.", u.changed_phrase(), u.record.session.quoted())
+                    };
+                    ToolResult::new(summary).with_data(session_data(&u.record))
+                })
+                .await
+        },
+    )
+    .idempotent()
+}
+
+pub(super) fn remove_session() -> ToolDef {
+    def::<SessionRefInput, _, _>(
+        "remove_session",
+        "Remove a session from an event; sessions that had to follow it no longer do. On a published event the server holds it until the user confirms. Rebuild the timetable afterwards if one exists.",
+        |ctx: Ctx, input: SessionRefInput| async move {
+            let event = EventId::parse(&input.event_id)?;
+            let id = SessionId::parse(&input.session_id)?;
+            let planned = sessions::remove_session(&ctx, &event, &id).await?;
+            planned
+                .commit_with(|r| {
+                    let mut summary = format!("Removed {}.", r.session.quoted());
+                    if !r.detached.is_empty() {
+                        let titles: Vec<String> = r.detached.iter().map(|t| format!("\"{t}\"")).collect();
+                        summary.push_str(&format!(
+                            " {} no longer wait(s) for it.",
+                            crate::planned::join_words(&titles)
+                        ));
+                    }
+                    ToolResult::new(summary).with_data(json!({"id": r.session.id, "event_id": r.session.event}))
+                })
+                .await
+        },
+    )
+    .risky()
+}
+
+pub(super) fn list_sessions() -> ToolDef {
+    def::<EventRefInput, _, _>(
+        "list_sessions",
+        "List an event's sessions with their ids, lengths, speakers, tracks, order constraints and room needs, plus the event's people. Use it to find a session's id or to check what is planned.",
+        |ctx: Ctx, input: EventRefInput| async move {
+            let event = EventId::parse(&input.event_id)?;
+            let list = sessions::list_sessions(&ctx, &event).await?;
+            let people = people::people_of(&ctx, &event).await?;
+            let minutes: u32 = list.iter().map(|s| u32::from(s.duration_minutes)).sum();
+            let data: Vec<Value> = list
+                .iter()
+                .take(TOOL_LIST_ITEMS_MAX)
+                .map(|s| {
+                    session_data(&SessionWithSpeakers {
+                        speaker_names: people::names_of(&people, &s.speakers),
+                        new_people: Vec::new(),
+                        session: s.clone(),
+                    })
+                })
+                .collect();
+            let people_data: Vec<Value> = people
+                .iter()
+                .take(TOOL_LIST_ITEMS_MAX)
+                .map(|p| json!({"id": p.id, "name": p.name}))
+                .collect();
+            let summary = match list.len() {
+                0 => "No sessions yet; add them with add_session.".to_owned(),
+                n => format!("{n} session(s), {minutes} min in all; {} speaker(s).", people.len()),
+            };
+            Ok(ToolResult::new(summary).with_data(json!({"sessions": data, "people": people_data})))
+        },
+    )
+    .read_only()
+}

@@ -1,0 +1,125 @@
+//! The per-turn context block: time in the user's zone, who and where, their events, the
+//! active event's details; bounded in size.
+
+use serde_json::{Value, json};
+use steward_events::EventsContext;
+use steward_events::limits::CONTEXT_CHARS_MAX;
+use steward_harness::{Actor, ChannelName, ContextSource, UserId};
+
+use crate::support::{DAY1, World, seed, world};
+
+async fn block(w: &World, u: &UserId, active: Option<&str>) -> String {
+    EventsContext
+        .context(
+            &w.ctx(u, Actor::Agent),
+            &ChannelName::parse("wa").unwrap(),
+            active,
+        )
+        .await
+        .unwrap()
+}
+
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line {prefix:?} in:\n{text}"))
+}
+
+async fn the_block_says_when_who_and_what(w: World) {
+    let u = w.account("alice").await;
+    let empty = block(&w, &u, None).await;
+    // 2026-11-30T12:00Z is 1:00 PM in Berlin.
+    assert_eq!(
+        empty,
+        "Current time: Monday, 30 Nov 2026, 1:00 PM (2026-11-30, Europe/Berlin)\nUser: Owner alice (channel: wa)\nEvents: none yet\nActive event: none"
+    );
+
+    let s = seed(&w, &u, true).await;
+    w.ok(
+        &u,
+        "create_event",
+        json!({"name": "Autumn Meetup", "dates": [DAY1]}),
+    )
+    .await;
+    let text = block(&w, &u, Some(&s.event)).await;
+    let events: Value = serde_json::from_str(line(&text, "Events (newest first): ")).unwrap();
+    assert_eq!(events[0]["name"], "Autumn Meetup");
+    assert_eq!(events[0]["active"], false);
+    assert_eq!(events[1]["id"], s.event.as_str());
+    assert_eq!(events[1]["status"], "published");
+    assert_eq!(events[1]["registered"], 1);
+    assert_eq!(events[1]["active"], true);
+    let active: Value = serde_json::from_str(line(&text, "Active event: ")).unwrap();
+    assert_eq!(active["name"], "Spring Open");
+    assert_eq!(active["rooms"].as_array().unwrap().len(), 2);
+    assert_eq!(active["sessions"], 3);
+    assert_eq!(active["program"]["changeover_minutes"], 10);
+    assert_eq!(active["timetable"], "up to date");
+    assert_eq!(
+        active["registration"]["state"],
+        "open; 1 of 100 places taken"
+    );
+
+    // A record inside an event makes that event active, and is named.
+    let text = block(&w, &u, Some(&s.sessions[1])).await;
+    let active: Value = serde_json::from_str(line(&text, "Active event: ")).unwrap();
+    assert_eq!(active["id"], s.event.as_str());
+    assert_eq!(
+        active["active_record"],
+        json!({"kind": "session", "id": s.sessions[1], "name": "Workshop"})
+    );
+
+    // An unknown or foreign id makes nothing active.
+    let b = w.account("bob").await;
+    let text = block(&w, &b, Some(&s.event)).await;
+    assert!(
+        text.ends_with("Events: none yet\nActive event: none"),
+        "{text}"
+    );
+    let text = block(&w, &u, Some("r_01zzzzzzzzzzzzzzzzzzzzzzzz")).await;
+    assert!(text.ends_with("Active event: none"), "{text}");
+}
+
+async fn the_block_stays_within_its_bound(w: World) {
+    let u = w.account("alice").await;
+    let s = seed(&w, &u, false).await;
+    let long = "A very long event name that goes on and on for quite a while, really".to_owned();
+    for i in 0..40 {
+        w.ok(&u, "create_event", json!({"name": format!("{long} {i}"), "dates": [DAY1], "description": "x".repeat(3_000)})).await;
+    }
+    w.ok(
+        &u,
+        "update_event",
+        json!({"event_id": s.event, "description": "y".repeat(3_000)}),
+    )
+    .await;
+    let text = block(&w, &u, Some(&s.event)).await;
+    assert!(
+        text.chars().count() <= CONTEXT_CHARS_MAX,
+        "{} chars",
+        text.chars().count()
+    );
+    // The active event survives the cut, with its details.
+    let active: Value = serde_json::from_str(line(&text, "Active event: ")).unwrap();
+    assert_eq!(active["id"], s.event.as_str());
+    let events: Value = serde_json::from_str(
+        line(&text, "Events (newest first): ")
+            .split(" (+")
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        events
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["active"] == true)
+    );
+    assert!(text.contains("older; use list_events)"), "{text}");
+}
+
+steward_store::backend_tests!(setup = world;
+    the_block_says_when_who_and_what,
+    the_block_stays_within_its_bound,
+);

@@ -1,0 +1,19 @@
+//! Cross-module tests of the events domain: service functions, tools, tenant isolation, undo,
+//! effects, paused accounts, the risk policy, the context block and the tool lists. Storage
+//! tests run on SQLite always and on DynamoDB when the emulator is configured.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+mod attendees;
+mod context;
+mod effects;
+mod events;
+mod isolation;
+mod paused;
+mod public;
+mod risk;
+mod rooms_sessions;
+mod schedule;
+mod tool_lists;
+mod undo;

@@ -1,0 +1,99 @@
+//! The tool set as the model and MCP clients see it, snapshotted so any change to a name,
+//! description, schema or flag shows up in review.
+
+use steward_events::{DOMAIN_PROMPT, EventsConfig, registry};
+
+#[test]
+fn the_tool_set_has_a_fixed_order_and_flags() {
+    let r = registry(&EventsConfig::default());
+    let names: Vec<&str> = r.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "list_events",
+            "get_event",
+            "create_event",
+            "update_event",
+            "publish_event",
+            "cancel_event",
+            "reopen_event",
+            "delete_event",
+            "add_room",
+            "update_room",
+            "remove_room",
+            "add_person",
+            "add_session",
+            "update_session",
+            "remove_session",
+            "list_sessions",
+            "set_program",
+            "build_timetable",
+            "get_timetable",
+            "set_registration",
+            "list_attendees",
+            "register_attendee",
+            "withdraw_attendee",
+            "get_public_link",
+            "undo_last_action",
+        ]
+    );
+    let read_only: Vec<&str> = r
+        .tools()
+        .iter()
+        .filter(|t| t.is_read_only())
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(
+        read_only,
+        [
+            "list_events",
+            "get_event",
+            "list_sessions",
+            "get_timetable",
+            "list_attendees",
+            "get_public_link"
+        ]
+    );
+    for t in r.tools() {
+        assert!(
+            t.description().len() >= 80,
+            "{}: describe it for the model",
+            t.name()
+        );
+        assert!(t.description().len() <= 600, "{}: keep it short", t.name());
+    }
+}
+
+/// Snapshots live in `lib/events/tests/snapshots/`, named without the module path.
+macro_rules! snapshot_settings {
+    ($body:block) => {
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, $body)
+    };
+}
+
+#[test]
+fn model_tool_list_snapshot() {
+    snapshot_settings!({
+        insta::assert_json_snapshot!(
+            "events_model_tools",
+            registry(&EventsConfig::default()).model_tools()
+        );
+    });
+}
+
+#[test]
+fn mcp_tool_list_snapshot() {
+    snapshot_settings!({
+        insta::assert_json_snapshot!(
+            "events_mcp_tools",
+            registry(&EventsConfig::default()).mcp_tools()
+        );
+    });
+}
+
+#[test]
+fn domain_prompt_snapshot() {
+    snapshot_settings!({
+        insta::assert_snapshot!("events_domain_prompt", DOMAIN_PROMPT);
+    });
+}
