@@ -4,6 +4,7 @@
 #   bash bench/timetable_ilp/run.sh            # both CBC (ILP) and CP-SAT, 60 s limit each
 #   SOLVERS=cbc bash bench/timetable_ilp/run.sh
 #   RANDOM_INSTANCES=30 SOLVERS=cpsat bash bench/timetable_ilp/run.sh   # plus 30 small random ones
+#   LIMIT=10 bash bench/timetable_ilp/run.sh    # seconds per solver and instance (default 60)
 #
 # Creates (once) the virtualenv bench/.venv with pinned PuLP (bundles CBC) and OR-Tools, dumps
 # the benchmark instances and the engine's results with the Rust example `timetable_dump`, then
@@ -25,5 +26,5 @@ rm -f "$out"/*.json "$out"/table.md
 mkdir -p "$out"
 (cd "$root" && cargo run --quiet --release -p steward-events --example timetable_dump -- "$out" "${RANDOM_INSTANCES:-0}")
 
-"$venv/bin/python" "$here/compare.py" "$out" --solvers "${SOLVERS:-cbc,cpsat}" | tee "$out/table.md"
+"$venv/bin/python" "$here/compare.py" "$out" --solvers "${SOLVERS:-cbc,cpsat}" --limit "${LIMIT:-60}" | tee "$out/table.md"
 echo "instances, results and table in $out"

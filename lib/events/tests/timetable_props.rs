@@ -186,7 +186,7 @@ proptest! {
 
 // Two and three solves per case: fewer cases keep the suite at a few seconds in debug builds.
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(24))]
 
     #[test]
     fn same_input_gives_byte_identical_output(p in params()) {

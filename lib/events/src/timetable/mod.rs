@@ -13,11 +13,12 @@
 //! - **Room fit**: the room has at least `min_capacity` seats and, if the session names a room,
 //!   is that room.
 //! - **Room changeover**: two sessions in the same room on the same day are at least
-//!   `changeover_minutes` apart (end of one to start of the next). Lunch needs no changeover.
+//!   `changeover_minutes` apart (end of one to start of the next), lunch or not between them;
+//!   a session may start the minute lunch ends (lunch itself needs no changeover).
 //! - **Speakers**: two sessions sharing a speaker on the same day are at least
 //!   `speaker_rest_minutes` apart, so in particular never overlap.
 //! - **Tracks**: two sessions of the same track never overlap (they may touch).
-//! - **Dependencies**: if B must come after A, then B is on a later day than A, or on the same
+//! - **Dependencies**: if B must come after A, then B is on a later date than A, or on the same
 //!   day with `B.start >= A.end + gap`, where `gap` is `changeover_minutes` when they share the
 //!   room and 0 otherwise.
 //! - **Lunch**: on every day whose hours leave room for it inside the lunch window, the engine

@@ -291,7 +291,8 @@ pub struct DayPlan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
-    /// A room that is open in the afternoon hosts no session then.
+    /// A room open for an hour or more in the afternoon (after that day's lunch, or after
+    /// 13:00 without one) hosts no session then, on a day that has sessions.
     RoomEmptyAfternoon {
         /// The room.
         room: RoomId,
