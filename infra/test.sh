@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, and every test, with the DynamoDB
-# and SQS halves run against a local moto emulator (installed and started here; never skipped).
+# The whole test suite, as CI runs it: formatting, lints, every test (the DynamoDB and SQS
+# halves against a local moto emulator, installed and started here, never skipped), then the
+# MCP conformance suite and the Python MCP client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,3 +32,8 @@ export STEWARD_REQUIRE_EMULATOR=1
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+# MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
+# the official Python SDK client, each against a loopback server with Steward's tool set.
+infra/mcp-conformance.sh
+infra/mcp-python-client.sh

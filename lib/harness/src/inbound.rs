@@ -163,7 +163,8 @@ pub async fn handle_inbound(
         tracing::info!(conversation = %inbound.parts.key, "inbound message without text; dropped");
         return Ok(InboundOutcome::Ignored { reason: "no text" });
     };
-    if linking::find_code_in_text(&text).is_some() {
+    // The web chat's sender is signed in already: nothing there is a linking code.
+    if message.channel != Channel::Web && linking::find_code_in_text(&text).is_some() {
         return inbound.answer_without_model(Route::Link, text).await;
     }
     match inbound.user.clone() {

@@ -129,7 +129,12 @@ impl ChannelSender for RecSender {
         })
     }
 
-    async fn react(&self, _to: &Recipient, message_ref: &str, emoji: &str) -> Result<(), SendError> {
+    async fn react(
+        &self,
+        _to: &Recipient,
+        message_ref: &str,
+        emoji: &str,
+    ) -> Result<(), SendError> {
         self.calls
             .lock()
             .unwrap()
@@ -282,6 +287,7 @@ on_both_backends!(
     a_button_click_without_text_uses_the_buttons_title,
     a_link_interrupted_after_the_code_was_spent_still_welcomes,
     an_unknown_sender_over_the_hourly_cap_is_not_answered,
+    a_web_message_is_a_turn_for_its_signed_in_user,
 );
 
 async fn an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call(s: Setup) {
@@ -296,7 +302,7 @@ async fn an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call(s: S
     assert!(expected.contains("https://steward.example.org/app"));
     // The same webhook again: dropped, not answered twice.
     assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
-    assert_eq!(s.sender.texts(), [expected.clone()]);
+    assert_eq!(s.sender.texts(), std::slice::from_ref(&expected));
     assert_eq!(s.rig.model.calls(), 0);
     assert_eq!(
         s.seen("500").await,
@@ -318,10 +324,21 @@ async fn a_linking_code_binds_the_sender_and_welcomes_them_once(s: Setup) {
         .await
         .unwrap()
         .code;
-    let m = tg("501", "501", "l-1", &format!("hi! my code is {}", code.as_str().to_lowercase()));
+    let m = tg(
+        "501",
+        "501",
+        "l-1",
+        &format!("hi! my code is {}", code.as_str().to_lowercase()),
+    );
     let out = s.handle(&m).await.unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
         "{out:?}"
     );
     let identity = ChannelIdentity::parse("tg", "501").unwrap();
@@ -342,7 +359,10 @@ async fn a_linking_code_binds_the_sender_and_welcomes_them_once(s: Setup) {
         steward_llm::StopReason::EndTurn,
     )));
     let out = s.handle(&tg("501", "501", "l-2", "hello")).await.unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 2, .. }), "{out:?}");
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 2, .. }),
+        "{out:?}"
+    );
     assert_eq!(s.sender.texts().last().unwrap(), "Hi Ada!");
 }
 
@@ -353,7 +373,10 @@ async fn an_unusable_code_from_a_stranger_gets_the_reason(s: Setup) {
             answer: Answer::LinkRefused,
             reply,
         } => assert!(
-            reply.text.unwrap().contains("unknown, already used or expired"),
+            reply
+                .text
+                .unwrap()
+                .contains("unknown, already used or expired"),
             "a readable reason"
         ),
         other => panic!("{other:?}"),
@@ -371,7 +394,10 @@ async fn a_code_shaped_word_from_a_known_user_is_just_their_words(s: Setup) {
         .handle(&tg("503", "503", "k-1", "remember locker K7PQ4M"))
         .await
         .unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
     assert_eq!(s.rig.model.calls(), 1);
     assert_eq!(s.sender.texts(), ["Noted."]);
     let seen = s.seen("503").await;
@@ -388,7 +414,13 @@ async fn an_attachment_gets_the_short_reply_without_the_model(s: Setup) {
     });
     let out = s.handle(&m).await.unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Media, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Media,
+                ..
+            }
+        ),
         "{out:?}"
     );
     assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
@@ -429,14 +461,22 @@ async fn a_known_user_gets_a_turn_with_buttons_and_reactions(s: Setup) {
     let mut m = tg("506", "506", "t-1", "add a note");
     m.callback_query_id = Some("cb-1".into());
     let out = s.handle(&m).await.unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
     assert_eq!(
         s.sender.replies(),
-        [("Which one?".to_owned(), vec!["Milk".to_owned(), "Bread".to_owned()])]
+        [(
+            "Which one?".to_owned(),
+            vec!["Milk".to_owned(), "Bread".to_owned()]
+        )]
     );
     let calls = s.sender.calls();
-    assert_eq!(calls[0], "answer:cb-1", "the click is answered first: {calls:?}");
-    assert!(calls.contains(&"typing".to_owned()));
+    assert_eq!(
+        calls[0], "answer:cb-1",
+        "the click is answered first: {calls:?}"
+    );
     assert!(calls.contains(&"react:ref-t-1:👍".to_owned()), "{calls:?}");
     assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
     assert_eq!(s.sender.replies().len(), 1);
@@ -454,9 +494,16 @@ async fn a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again(s:
     assert!(matches!(err, TurnError::Send(_)), "{err}");
     s.sender.set_mode(SendMode::Ok);
     let out = s.handle(&m).await.unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
     assert_eq!(s.sender.texts(), ["Done."]);
-    assert_eq!(s.rig.model.calls(), 1, "the stored reply is resent, not re-asked");
+    assert_eq!(
+        s.rig.model.calls(),
+        1,
+        "the stored reply is resent, not re-asked"
+    );
 
     // The same for an answer without the model.
     s.sender.set_mode(SendMode::Retryable);
@@ -465,11 +512,20 @@ async fn a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again(s:
     s.sender.set_mode(SendMode::Ok);
     let out = s.handle(&stranger).await.unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Repeated, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Repeated,
+                ..
+            }
+        ),
         "{out:?}"
     );
     assert_eq!(s.sender.texts().len(), 2);
-    assert_eq!(s.handle(&stranger).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(
+        s.handle(&stranger).await.unwrap(),
+        InboundOutcome::Duplicate
+    );
 }
 
 async fn a_refused_or_out_of_window_send_finishes_the_turn(s: Setup) {
@@ -520,7 +576,10 @@ async fn a_button_click_without_text_uses_the_buttons_title(s: Setup) {
     assert_eq!(seen[2], (Role::User, Some("No".into())), "{seen:?}");
     let last = s.rig.model.requests().pop().unwrap();
     let text = serde_json::to_string(&last.messages.last().unwrap().content).unwrap();
-    assert!(text.contains("<user_message>\\nNo\\n</user_message>"), "{text}");
+    assert!(
+        text.contains("<user_message>\\nNo\\n</user_message>"),
+        "{text}"
+    );
 }
 
 async fn a_link_interrupted_after_the_code_was_spent_still_welcomes(s: Setup) {
@@ -551,7 +610,13 @@ async fn a_link_interrupted_after_the_code_was_spent_still_welcomes(s: Setup) {
         .unwrap();
     let out = s.handle(&m).await.unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
         "{out:?}"
     );
     assert!(s.sender.texts()[0].starts_with("Linked!"));
@@ -568,4 +633,31 @@ async fn an_unknown_sender_over_the_hourly_cap_is_not_answered(s: Setup) {
     assert_eq!(out, InboundOutcome::Capped);
     assert_eq!(s.sender.texts().len(), 60);
     assert_eq!(s.rig.model.calls(), 0);
+}
+
+async fn a_web_message_is_a_turn_for_its_signed_in_user(s: Setup) {
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Saved.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    // Signed in already: a code-shaped word is just words, and no identity is looked up.
+    let m = steward_channels::web_message(
+        s.rig.user.as_str(),
+        "c-1",
+        steward_channels::web::WebInput::Text("remember locker K7PQ4M".into()),
+        now_secs(),
+    )
+    .unwrap();
+    let out = handle_inbound(&s.rig.agent, &m, &steward_channels::WebSender, &s.links)
+        .await
+        .unwrap();
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
+    let key = ConversationKey::for_channel("web", s.rig.user.as_str()).unwrap();
+    let seen = transcript::read_seen(s.rig.world.table.as_ref(), &key, None)
+        .await
+        .unwrap();
+    assert_eq!(seen.last().unwrap().row.text.as_deref(), Some("Saved."));
 }

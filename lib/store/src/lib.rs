@@ -33,7 +33,7 @@ pub use limits::{
 pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{
     DeadLetter, Handler, HandlerError, InProcessQueue, QueueConfig, QueueError, QueuedMessage,
-    SqsQueue, TurnQueue, sqs_safe_id,
+    SqsQueue, TurnQueue, dedupe_id_in_group, sqs_safe_id,
 };
 pub use size::item_size;
 pub use sqlite::SqliteTable;

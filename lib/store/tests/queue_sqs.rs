@@ -101,6 +101,26 @@ async fn messages_keep_their_order_within_a_group_and_duplicates_are_dropped() {
 }
 
 #[tokio::test]
+async fn the_same_dedupe_id_in_two_groups_is_two_messages() {
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
+    let queue = SqsQueue::new(client.clone(), &url);
+    queue.enqueue("web:u1", "c-1", "from u1").await.unwrap();
+    queue.enqueue("web:u2", "c-1", "from u2").await.unwrap();
+    queue.enqueue("web:u1", "c-1", "u1 again").await.unwrap();
+    let mut got = drain(&client, &url).await;
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("web:u1".to_string(), "from u1".to_string()),
+            ("web:u2".to_string(), "from u2".to_string())
+        ]
+    );
+}
+
+#[tokio::test]
 async fn ids_sqs_would_refuse_are_hashed_stably() {
     let Some((client, url)) = fifo_queue().await else {
         return;

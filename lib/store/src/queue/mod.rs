@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use crate::StoreError;
 
 pub use in_process::{DeadLetter, InProcessQueue, QueueConfig};
-pub use sqs::{SqsQueue, sqs_safe_id};
+pub use sqs::{SqsQueue, dedupe_id_in_group, sqs_safe_id};
 
 /// How long a dedupe id suppresses a repeat: SQS FIFO's deduplication interval.
 pub const DEDUPE_WINDOW_SECS: i64 = 5 * 60;

@@ -1,0 +1,51 @@
+//! The agent Lambda: consumes SQS FIFO batches of inbound messages, one conversation at a time
+//! and in order, and runs each turn with the events domain (see `steward_web::agent_batch`).
+//!
+//! Environment: `STEWARD_TABLE`, `STEWARD_PUBLIC_URL`, the model (`STEWARD_MODEL_PROVIDER`,
+//! `STEWARD_MODEL`, `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`) and the senders
+//! (`WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID`, `TELEGRAM_BOT_TOKEN`, …); secrets may be
+//! given as `*_PARAM` SSM names. The event source mapping must enable `ReportBatchItemFailures`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use anyhow::Context;
+use aws_lambda_events::sqs::SqsEvent;
+use lambda_runtime::{LambdaEvent, service_fn};
+use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext, EventsRiskPolicy};
+use steward_harness::Domain;
+use steward_store::DynamoTable;
+use steward_web::config::{self, AGENT_SECRETS, ENV_PUBLIC_URL, ENV_TABLE, Settings, wiring};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    config::init_tracing();
+    let sdk = aws_config::load_from_env().await;
+    let settings = Settings::load(&sdk, &AGENT_SECRETS).await?;
+    let table = DynamoTable::new(
+        aws_sdk_dynamodb::Client::new(&sdk),
+        settings.require(ENV_TABLE)?,
+    );
+    let events =
+        EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
+    let domain = Domain {
+        product: "Steward".into(),
+        prompt: DOMAIN_PROMPT.into(),
+        registry: Arc::new(steward_events::registry(&events)),
+        risk: Arc::new(EventsRiskPolicy),
+        context: Arc::new(EventsContext),
+    };
+    let worker = Arc::new(wiring::turn_worker(
+        &settings,
+        &sdk,
+        Arc::new(table),
+        domain,
+    )?);
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
+        let worker = Arc::clone(&worker);
+        async move { Ok::<_, Infallible>(worker.handle_batch(event.payload).await) }
+    }))
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("the Lambda runtime stopped")
+}

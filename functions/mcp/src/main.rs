@@ -1,0 +1,37 @@
+//! The MCP Lambda: the events tool registry over MCP Streamable HTTP at `/mcp` — stateless,
+//! JSON responses, bearer tokens (see `steward_web::mcp`).
+//!
+//! Environment: `STEWARD_TABLE`, `STEWARD_MCP_ALLOWED_HOSTS` (the API Gateway or custom
+//! domain, e.g. `*.execute-api.eu-west-1.amazonaws.com`), optionally
+//! `STEWARD_MCP_CALLS_PER_MINUTE` and `STEWARD_PUBLIC_URL`. Behind an API Gateway stage other
+//! than `$default`, set `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH=true` (read by `lambda_http` on
+//! each request) so the route sees `/mcp` without the stage prefix. The test-only
+//! `STEWARD_MCP_INSECURE_DEV_USER` is never read here.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use steward_events::EventsConfig;
+use steward_store::{DynamoTable, SystemClock};
+use steward_web::config::{self, ENV_PUBLIC_URL, ENV_TABLE, Settings};
+use steward_web::mcp::{self, McpConfig};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    config::init_tracing();
+    let sdk = aws_config::load_from_env().await;
+    let settings = Settings::load(&sdk, &[]).await?;
+    let mcp_config = McpConfig::from_lookup(settings.lookup())?;
+    let table = DynamoTable::new(
+        aws_sdk_dynamodb::Client::new(&sdk),
+        settings.require(ENV_TABLE)?,
+    );
+    let events =
+        EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
+    let registry = Arc::new(steward_events::registry(&events));
+    let app = mcp::routes(registry, Arc::new(table), Arc::new(SystemClock), mcp_config);
+    lambda_http::run(app)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("the Lambda runtime stopped")
+}

@@ -1,0 +1,31 @@
+//! The webhook Lambda: verifies WhatsApp and Telegram webhooks, enqueues each message to the
+//! SQS FIFO turn queue, answers 200 — no database, no model (see `steward_web::webhooks`).
+//!
+//! Environment: `STEWARD_QUEUE_URL`; the secrets `WHATSAPP_APP_SECRET`,
+//! `WHATSAPP_VERIFY_TOKEN`, `TELEGRAM_WEBHOOK_SECRET` (or their `*_PARAM` SSM names). Behind
+//! an API Gateway REST API stage, set `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH=true` so routes
+//! see `/webhooks/...` without the stage prefix.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use steward_store::SqsQueue;
+use steward_web::config::{self, ENV_QUEUE_URL, Settings, WEBHOOK_SECRETS, wiring};
+use steward_web::{health, webhooks};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    config::init_tracing();
+    let sdk = aws_config::load_from_env().await;
+    let settings = Settings::load(&sdk, &WEBHOOK_SECRETS).await?;
+    let queue = SqsQueue::new(
+        aws_sdk_sqs::Client::new(&sdk),
+        settings.require(ENV_QUEUE_URL)?,
+    );
+    let state = wiring::webhook_state(&settings, Arc::new(queue))?;
+    let app = webhooks::routes(state).merge(health::routes());
+    lambda_http::run(app)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("the Lambda runtime stopped")
+}

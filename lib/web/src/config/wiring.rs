@@ -1,0 +1,153 @@
+//! What the functions run, built from [`Settings`]: the webhook routes' state, the senders,
+//! the links shown to strangers, and the turn worker with its agent.
+
+use std::sync::Arc;
+
+use steward_channels::{
+    ChannelSender, ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_VERIFY_TOKEN,
+    Secret, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
+};
+use steward_harness::{Agent, Domain, Links, TurnLimits};
+use steward_store::{SystemClock, Table, TurnQueue};
+
+use super::{ConfigError, ENV_PUBLIC_URL, Settings, model};
+use crate::agent_batch::{Senders, TurnWorker};
+use crate::webhooks::{WebhookState, WhatsappSecrets};
+
+/// A first request the welcome suggests after linking.
+pub const FIRST_REQUEST: &str =
+    "create an event called Summer Meetup next Saturday, 10:00 to 16:00";
+
+/// The webhook routes' state: `queue`, and each channel's secrets when they are all set (a
+/// channel with only some of them is a configuration error, not a silently closed door).
+pub fn webhook_state(
+    settings: &Settings,
+    queue: Arc<dyn TurnQueue>,
+) -> Result<WebhookState, ConfigError> {
+    let whatsapp = match (
+        settings.get(ENV_WHATSAPP_APP_SECRET),
+        settings.get(ENV_WHATSAPP_VERIFY_TOKEN),
+    ) {
+        (Some(app_secret), Some(verify_token)) => Some(WhatsappSecrets {
+            app_secret: Secret::new(app_secret),
+            verify_token: Secret::new(verify_token),
+        }),
+        (None, None) => None,
+        (None, Some(_)) => return Err(ConfigError::Missing(ENV_WHATSAPP_APP_SECRET)),
+        (Some(_), None) => return Err(ConfigError::Missing(ENV_WHATSAPP_VERIFY_TOKEN)),
+    };
+    let telegram = settings.get(ENV_TELEGRAM_WEBHOOK_SECRET).map(Secret::new);
+    tracing::info!(
+        whatsapp = whatsapp.is_some(),
+        telegram = telegram.is_some(),
+        "webhooks configured"
+    );
+    Ok(WebhookState {
+        queue,
+        whatsapp,
+        telegram,
+    })
+}
+
+/// The senders of the configured channels (WhatsApp needs its access token and phone number
+/// id, Telegram its bot token; a channel without them has no sender), sharing one HTTP client.
+pub fn senders(settings: &Settings) -> Result<Senders, ConfigError> {
+    let http = steward_channels::http_client().map_err(|e| ConfigError::Client {
+        what: "the channels' HTTP client",
+        message: e.to_string(),
+    })?;
+    let whatsapp: Option<Arc<dyn ChannelSender>> =
+        match WhatsappConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(WhatsappSender::new(config, http.clone()))),
+            Err(why) => {
+                tracing::info!(%why, "WhatsApp sender not configured");
+                None
+            }
+        };
+    let telegram: Option<Arc<dyn ChannelSender>> =
+        match TelegramConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(TelegramSender::new(config, http))),
+            Err(why) => {
+                tracing::info!(%why, "Telegram sender not configured");
+                None
+            }
+        };
+    Ok(Senders::new(whatsapp, telegram))
+}
+
+/// The links strangers are pointed to (`STEWARD_PUBLIC_URL`), with a first request to suggest.
+pub fn links(settings: &Settings, product: &str) -> Links {
+    Links::new(settings.get(ENV_PUBLIC_URL).as_deref())
+        .with_product(product)
+        .with_first_request(FIRST_REQUEST)
+}
+
+/// The turn worker for `domain` over `table`: the model from `settings` (see
+/// [`model::model_client`]), the configured senders and the links.
+pub fn turn_worker(
+    settings: &Settings,
+    sdk: &aws_config::SdkConfig,
+    table: Arc<dyn Table>,
+    domain: Domain,
+) -> Result<TurnWorker, ConfigError> {
+    let (client, model_settings) = model::model_client(settings, sdk)?;
+    let links = links(settings, &domain.product);
+    let agent = Agent::new(
+        table,
+        Arc::new(SystemClock),
+        client,
+        model_settings,
+        TurnLimits::default(),
+        domain,
+    );
+    Ok(TurnWorker::new(Arc::new(agent), senders(settings)?, links))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct NoQueue;
+
+    #[async_trait::async_trait]
+    impl TurnQueue for NoQueue {
+        async fn enqueue(
+            &self,
+            _group: &str,
+            _dedupe_id: &str,
+            _body: &str,
+        ) -> Result<(), steward_store::QueueError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn webhook_channels_need_all_their_secrets() {
+        let queue: Arc<dyn TurnQueue> = Arc::new(NoQueue);
+        let none = webhook_state(&Settings::default(), queue.clone());
+        assert!(none.is_ok_and(|s| s.whatsapp.is_none() && s.telegram.is_none()));
+        let half = Settings::from_pairs([(ENV_WHATSAPP_APP_SECRET, "s")]);
+        assert!(matches!(
+            webhook_state(&half, queue.clone()),
+            Err(ConfigError::Missing(ENV_WHATSAPP_VERIFY_TOKEN))
+        ));
+        let all = Settings::from_pairs([
+            (ENV_WHATSAPP_APP_SECRET, "s"),
+            (ENV_WHATSAPP_VERIFY_TOKEN, "v"),
+            (ENV_TELEGRAM_WEBHOOK_SECRET, "t"),
+        ]);
+        assert!(
+            webhook_state(&all, queue).is_ok_and(|s| s.whatsapp.is_some() && s.telegram.is_some())
+        );
+    }
+
+    #[test]
+    fn senders_exist_for_configured_channels_only() {
+        let s = senders(&Settings::from_pairs([("TELEGRAM_BOT_TOKEN", "1:x")]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.for_channel(steward_channels::Channel::Telegram).is_some());
+        assert!(s.for_channel(steward_channels::Channel::Whatsapp).is_none());
+        assert!(s.for_channel(steward_channels::Channel::Web).is_some());
+    }
+}
