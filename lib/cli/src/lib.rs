@@ -34,6 +34,9 @@ pub enum Command {
     /// MCP access tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// A live eight-message conversation against the configured model on a throwaway store,
+    /// printing every reply and tool call: run it after changing the prompt, tools or model.
+    Smoke,
 }
 
 /// `steward user …`

@@ -1,6 +1,7 @@
 //! What each command does: open the store, call the service function, print one result.
 
 mod operator;
+mod smoke;
 
 use anyhow::Result;
 
@@ -11,5 +12,6 @@ pub async fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::User(cmd) => operator::user(&cli, cmd).await,
         Command::Token(cmd) => operator::token(&cli, cmd).await,
+        Command::Smoke => smoke::smoke().await,
     }
 }
