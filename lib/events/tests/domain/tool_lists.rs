@@ -97,3 +97,25 @@ fn domain_prompt_snapshot() {
         insta::assert_snapshot!("events_domain_prompt", DOMAIN_PROMPT);
     });
 }
+
+/// The whole frozen prefix Steward sends on every request (system prompt with the domain
+/// section, then every tool including the conversation-only ones). A change here costs every
+/// conversation its prompt cache and saved reasoning once: it must come with a
+/// `PROMPT_VERSION` bump, which this snapshot makes visible in review.
+#[test]
+fn the_whole_frozen_prefix_is_pinned() {
+    let prefix = steward_harness::FrozenPrefix::new(
+        "Steward",
+        DOMAIN_PROMPT,
+        &registry(&EventsConfig::default()),
+    );
+    let json = prefix.to_json();
+    let text = json["system"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains(steward_harness::PROMPT_VERSION));
+    let lines = text.lines().count();
+    assert!(
+        (60..=110).contains(&lines),
+        "about 70 lines of prompt, organised as a spec: {lines}"
+    );
+    insta::assert_json_snapshot!("steward_frozen_prefix", json);
+}
