@@ -3,7 +3,9 @@
 //! the tenant gate and paused accounts.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-#[path = "support/mcp_notes.rs"]
+// The harness tests' "notes" domain, shared rather than copied.
+#[path = "../../harness/tests/support/notes.rs"]
+#[allow(clippy::unwrap_used, missing_docs, dead_code)]
 mod notes;
 #[path = "support/mcp_server.rs"]
 mod server;
