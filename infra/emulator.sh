@@ -42,7 +42,7 @@ start() {
   echo $! >"$pid_file"
   local url="http://127.0.0.1:$port"
   for _ in $(seq 1 100); do
-    if curl -fsS -o /dev/null "$url/moto-api/" 2>/dev/null; then
+    if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' "$url/moto-api/" 2>/dev/null; then
       echo "$url"
       return 0
     fi
