@@ -50,6 +50,14 @@ async fn event_of(ctx: &Ctx, text: &str) -> Result<Option<Event>, ServiceError> 
     found(events::get_event(ctx, &id).await)
 }
 
+/// The event named by `text` when it exists, is the caller's and is published: the only
+/// events whose logistics or contents are visible to other people.
+async fn published_event_of(ctx: &Ctx, text: &str) -> Result<Option<Event>, ServiceError> {
+    Ok(event_of(ctx, text)
+        .await?
+        .filter(|e| e.status == EventStatus::Published))
+}
+
 fn registrations(n: u32) -> String {
     if n == 1 {
         "1 registration".to_owned()
@@ -155,12 +163,9 @@ async fn update(ctx: &Ctx, args: &Value) -> Result<Option<String>, ServiceError>
     let Some(input) = args_as::<UpdateEventInput>(args) else {
         return Ok(None);
     };
-    let Some(event) = event_of(ctx, &input.event_id).await? else {
+    let Some(event) = published_event_of(ctx, &input.event_id).await? else {
         return Ok(None);
     };
-    if event.status != EventStatus::Published {
-        return Ok(None);
-    }
     let Ok(changes) = input.changes() else {
         return Ok(None);
     };
@@ -233,12 +238,9 @@ async fn remove_session(ctx: &Ctx, args: &Value) -> Result<Option<String>, Servi
     let Some(input) = args_as::<SessionRefInput>(args) else {
         return Ok(None);
     };
-    let Some(event) = event_of(ctx, &input.event_id).await? else {
+    let Some(event) = published_event_of(ctx, &input.event_id).await? else {
         return Ok(None);
     };
-    if event.status != EventStatus::Published {
-        return Ok(None);
-    }
     let Ok(id) = SessionId::parse(&input.session_id) else {
         return Ok(None);
     };
@@ -256,12 +258,9 @@ async fn remove_room(ctx: &Ctx, args: &Value) -> Result<Option<String>, ServiceE
     let Some(input) = args_as::<RoomRefInput>(args) else {
         return Ok(None);
     };
-    let Some(event) = event_of(ctx, &input.event_id).await? else {
+    let Some(event) = published_event_of(ctx, &input.event_id).await? else {
         return Ok(None);
     };
-    if event.status != EventStatus::Published {
-        return Ok(None);
-    }
     let Ok(id) = RoomId::parse(&input.room_id) else {
         return Ok(None);
     };
