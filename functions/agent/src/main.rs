@@ -12,8 +12,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
-use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext, EventsRiskPolicy};
-use steward_harness::Domain;
+use steward_events::EventsConfig;
 use steward_store::DynamoTable;
 use steward_web::config::{self, AGENT_SECRETS, ENV_PUBLIC_URL, ENV_TABLE, Settings, wiring};
 
@@ -28,13 +27,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
-    let domain = Domain {
-        product: "Steward".into(),
-        prompt: DOMAIN_PROMPT.into(),
-        registry: Arc::new(steward_events::registry(&events)),
-        risk: Arc::new(EventsRiskPolicy),
-        context: Arc::new(EventsContext),
-    };
+    let domain = wiring::events_domain(&events);
     let worker = Arc::new(wiring::turn_worker(
         &settings,
         &sdk,

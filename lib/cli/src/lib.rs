@@ -28,6 +28,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Everything in one process on the embedded store: the web UI and chat, the public pages,
+    /// the webhooks and MCP on STEWARD_ADDR (default 127.0.0.1:8080).
+    Serve,
     /// Accounts.
     #[command(subcommand)]
     User(UserCommand),

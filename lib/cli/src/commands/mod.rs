@@ -1,6 +1,7 @@
 //! What each command does: open the store, call the service function, print one result.
 
 mod operator;
+mod serve;
 mod smoke;
 
 use anyhow::Result;
@@ -13,5 +14,6 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::User(cmd) => operator::user(&cli, cmd).await,
         Command::Token(cmd) => operator::token(&cli, cmd).await,
         Command::Smoke => smoke::smoke().await,
+        Command::Serve => serve::serve(&cli).await,
     }
 }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use async_trait::async_trait;
 use steward_channels::ChannelProfile;
-use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext, EventsRiskPolicy};
+use steward_events::EventsConfig;
 use steward_harness::{
-    Agent, ChannelName, ConversationKey, Domain, Outbox, ShapedReply, TurnInput, TurnLimits,
-    TurnOutcome, accounts,
+    Agent, ChannelName, ConversationKey, Outbox, ShapedReply, TurnInput, TurnLimits, TurnOutcome,
+    accounts,
 };
 use steward_llm::{ContentBlock, CreateRequest, CreateResponse, LlmClient, LlmError};
 use steward_store::{Clock, SqliteTable, SystemClock, Table};
@@ -80,8 +80,7 @@ impl Outbox for PrintingOutbox {
 
 /// Runs the smoke conversation.
 pub async fn smoke() -> Result<()> {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    let settings = Settings::from_pairs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let settings = Settings::from_process_env();
     // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
     let sdk = match ModelProvider::from_settings(&settings)? {
         ModelProvider::Bedrock => aws_config::load_from_env().await,
@@ -104,13 +103,7 @@ pub async fn smoke() -> Result<()> {
     .await?;
     let events =
         EventsConfig::with_public_base_url(settings.get("STEWARD_PUBLIC_URL").unwrap_or_default());
-    let domain = Domain {
-        product: "Steward".into(),
-        prompt: DOMAIN_PROMPT.into(),
-        registry: Arc::new(steward_events::registry(&events)),
-        risk: Arc::new(EventsRiskPolicy),
-        context: Arc::new(EventsContext),
-    };
+    let domain = steward_web::config::wiring::events_domain(&events);
     eprintln!("smoke: model {} on a throwaway store", model.model);
     let agent = Agent::new(
         table,

@@ -4,6 +4,7 @@
 //! the model client ([`model::model_client`]), the senders and the turn worker.
 
 pub mod model;
+pub mod web;
 pub mod wiring;
 
 use std::collections::HashMap;
@@ -103,6 +104,15 @@ impl Settings {
     ) -> Result<Self, ConfigError> {
         let secrets = secrets::resolve_secrets(&env, secret_names, store).await?;
         Ok(Self { env, secrets })
+    }
+
+    /// The process environment as it is, with no secret resolution (local runs: secrets are
+    /// plain environment variables there).
+    pub fn from_process_env() -> Self {
+        Self {
+            env: std::env::vars().collect(),
+            secrets: HashMap::new(),
+        }
     }
 
     /// Settings from literal pairs, secrets included as plain values (tests, local runs).

@@ -45,6 +45,19 @@ impl ModelProvider {
     }
 }
 
+/// One line saying which model answers chat, for start-up output and the chat page
+/// ("Anthropic claude-…", "none configured").
+pub fn describe(settings: &Settings) -> Result<String, ConfigError> {
+    let model = settings
+        .get(ENV_MODEL)
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    Ok(match ModelProvider::from_settings(settings)? {
+        ModelProvider::Anthropic => format!("Anthropic {model}"),
+        ModelProvider::Bedrock => format!("Amazon Bedrock {model}"),
+        ModelProvider::None => "none configured".to_owned(),
+    })
+}
+
 /// The configured model client (None: no model) and the settings every request uses. `sdk`
 /// is used for Bedrock only.
 pub fn model_client(

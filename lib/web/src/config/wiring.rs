@@ -7,6 +7,7 @@ use steward_channels::{
     ChannelSender, ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_VERIFY_TOKEN,
     Secret, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
 };
+use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext, EventsRiskPolicy};
 use steward_harness::{Agent, Domain, Links, TurnLimits};
 use steward_store::{SystemClock, Table, TurnQueue};
 
@@ -17,6 +18,20 @@ use crate::webhooks::{WebhookState, WhatsappSecrets};
 /// A first request the welcome suggests after linking.
 pub const FIRST_REQUEST: &str =
     "create an event called Summer Meetup next Saturday, 10:00 to 16:00";
+
+/// The product's name in replies and links.
+pub const PRODUCT: &str = "Steward";
+
+/// Steward's chat domain: the events tools, prompt, risk policy and per-turn context.
+pub fn events_domain(events: &EventsConfig) -> Domain {
+    Domain {
+        product: PRODUCT.into(),
+        prompt: DOMAIN_PROMPT.into(),
+        registry: Arc::new(steward_events::registry(events)),
+        risk: Arc::new(EventsRiskPolicy),
+        context: Arc::new(EventsContext),
+    }
+}
 
 /// The webhook routes' state: `queue`, and each channel's secrets when they are all set (a
 /// channel with only some of them is a configuration error, not a silently closed door).

@@ -40,7 +40,6 @@ pub use config::{
     McpConfigError,
 };
 pub use hosts::HostPattern;
-pub use rate_limit::RateLimiter;
 pub use reply::HTTP_REFUSAL_CODE;
 pub use server::{SERVER_NAME, TOOLS_LIST_TTL_MS, ToolServer};
 
@@ -57,7 +56,7 @@ struct Shared {
     table: Arc<dyn Table>,
     clock: Arc<dyn Clock>,
     config: McpConfig,
-    limiter: RateLimiter,
+    limiter: crate::rate_limit::RateLimiter<auth::RateKey>,
 }
 
 /// The `/mcp` route serving `registry`'s tools on `table`, configured by `config`. Merge it
@@ -91,7 +90,7 @@ where
         transport,
     );
     let shared = Arc::new(Shared {
-        limiter: RateLimiter::new(config.calls_per_minute()),
+        limiter: crate::rate_limit::RateLimiter::new(config.calls_per_minute()),
         table,
         clock,
         config,

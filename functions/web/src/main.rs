@@ -1,0 +1,42 @@
+//! The web Lambda: the signed-in web UI, the web chat API and the public event pages (see
+//! `steward_web::app`). Web chat messages are enqueued to the SQS FIFO turn queue like any
+//! channel's; the agent Lambda answers them.
+//!
+//! Environment: `STEWARD_TABLE`, `STEWARD_QUEUE_URL`, `STEWARD_PUBLIC_URL`, the OpenID Connect
+//! issuer and client (`STEWARD_OIDC_ISSUER`, `STEWARD_OIDC_CLIENT_ID`, optionally
+//! `STEWARD_OIDC_CLIENT_SECRET` or `STEWARD_OIDC_CLIENT_SECRET_PARAM`), optionally
+//! `STEWARD_WHATSAPP_NUMBER` and `STEWARD_TELEGRAM_BOT` for the linking page's links. The
+//! development sign-in by name never exists here.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use steward_store::{DynamoTable, SqsQueue, SystemClock};
+use steward_web::app::{self, WebState};
+use steward_web::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings, web};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    config::init_tracing();
+    let sdk = aws_config::load_from_env().await;
+    let settings = Settings::load(&sdk, &web::WEB_SECRETS).await?;
+    let table = DynamoTable::new(
+        aws_sdk_dynamodb::Client::new(&sdk),
+        settings.require(ENV_TABLE)?,
+    );
+    let queue = SqsQueue::new(
+        aws_sdk_sqs::Client::new(&sdk),
+        settings.require(ENV_QUEUE_URL)?,
+    );
+    let web_config = web::deployed_config(&settings)?;
+    let state = WebState::new(
+        Arc::new(table),
+        Arc::new(SystemClock),
+        Arc::new(queue),
+        web_config,
+    );
+    lambda_http::run(app::routes(state))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("the Lambda runtime stopped")
+}

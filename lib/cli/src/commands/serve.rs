@@ -1,0 +1,155 @@
+//! `steward serve`: the whole product in one process on the embedded store — the web UI, the
+//! web chat API, the public pages, the webhooks, MCP and `/healthz` on one address, with the
+//! durable in-process turn queue and the agent worker behind them.
+//!
+//! Shutdown (Ctrl-C or SIGTERM): stop accepting requests, let in-flight requests and turns
+//! finish for up to [`SHUTDOWN_GRACE`]; a turn still running then is cut off and, because its
+//! message is still in the durable queue, runs again on the next start (data changes are
+//! exactly once; its reply is at least once).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use steward_store::{
+    Clock, InProcessQueue, QueueConfig, SqliteTable, SystemClock, Table, TurnQueue,
+};
+use steward_web::app::{self, WebState};
+use steward_web::auth::SignInMode;
+use steward_web::config::model::ModelProvider;
+use steward_web::config::{Settings, web, wiring};
+use steward_web::mcp::{self, McpConfig};
+use steward_web::{health, webhooks};
+use tower_http::trace::TraceLayer;
+
+use crate::{Cli, db_path};
+
+/// Where `steward serve` listens.
+pub const ENV_ADDR: &str = "STEWARD_ADDR";
+
+/// The default address: loopback only, so a laptop does not expose the development sign-in.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// How long shutdown waits for in-flight turns: long enough for a typical turn (a few model
+/// calls); a longer one is redelivered from the durable queue on the next start.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub async fn serve(cli: &Cli) -> Result<()> {
+    let settings = Settings::from_process_env();
+    let addr_text = settings
+        .get(ENV_ADDR)
+        .unwrap_or_else(|| DEFAULT_ADDR.to_owned());
+    let addr: SocketAddr = addr_text.parse().with_context(|| {
+        format!("{ENV_ADDR}={addr_text:?} is not an address like 127.0.0.1:8080")
+    })?;
+
+    let path = db_path(cli);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    }
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let table: Arc<dyn Table> = Arc::new(
+        SqliteTable::open(&path)
+            .with_context(|| format!("cannot open the store at {}", path.display()))?,
+    );
+
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let bound = listener.local_addr()?;
+
+    let web_config = web::local_config(&settings)?;
+    if matches!(web_config.sign_in, SignInMode::Development) && !bound.ip().is_loopback() {
+        bail!(
+            "the development sign-in (by name, no password) is only served on a loopback address; \
+             bind {ENV_ADDR} to 127.0.0.1 or configure STEWARD_OIDC_ISSUER"
+        );
+    }
+    let mcp_config = McpConfig::local_from_lookup(bound, settings.lookup())?;
+
+    // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
+    let sdk = match ModelProvider::from_settings(&settings)? {
+        ModelProvider::Bedrock => aws_config::load_from_env().await,
+        _ => aws_config::SdkConfig::builder().build(),
+    };
+    let domain = wiring::events_domain(&web_config.events);
+    let registry = Arc::clone(&domain.registry);
+    let worker = wiring::turn_worker(&settings, &sdk, Arc::clone(&table), domain)?;
+    let queue = InProcessQueue::start(Arc::clone(&table), Arc::new(worker), QueueConfig::default())
+        .await
+        .context("cannot start the turn queue")?;
+    let turn_queue: Arc<dyn TurnQueue> = Arc::new(queue.clone());
+
+    let model_label = web_config.model_label.clone();
+    let sign_in = match &web_config.sign_in {
+        SignInMode::Development => "development sign-in by name",
+        SignInMode::Oidc(_) => "OpenID Connect",
+    };
+    let web_state = WebState::new(
+        Arc::clone(&table),
+        Arc::clone(&clock),
+        Arc::clone(&turn_queue),
+        web_config,
+    );
+    let router = app::routes(web_state)
+        .merge(webhooks::routes(wiring::webhook_state(
+            &settings, turn_queue,
+        )?))
+        .merge(mcp::routes(registry, table, clock, mcp_config))
+        .merge(health::routes())
+        .layer(TraceLayer::new_for_http());
+
+    println!("Steward is running at http://{bound}/");
+    println!("  store: {}", path.display());
+    println!("  sign-in: {sign_in}");
+    println!("  model: {model_label}");
+    if model_label.starts_with("none") {
+        println!("  (chat answers that no model is plugged in; set ANTHROPIC_API_KEY to chat)");
+    }
+    println!("  MCP: http://{bound}{}", mcp::MCP_PATH);
+
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .context("the server stopped")?;
+    eprintln!(
+        "steward: stopping; waiting up to {}s for running turns",
+        SHUTDOWN_GRACE.as_secs()
+    );
+    queue.shutdown(SHUTDOWN_GRACE).await;
+    eprintln!("steward: stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,1 @@
+// Steward's page script (being written).

@@ -1,0 +1,77 @@
+//! The page shell every HTML page shares: head, the navigation of the signed-in app, and the
+//! stylesheet and script (served from [`ASSETS_PATH`]; pages carry no inline script or style,
+//! which the content security policy enforces).
+
+use maud::{DOCTYPE, Markup, html};
+
+use crate::auth::{SIGN_OUT_PATH, Session, csrf};
+
+/// Where the stylesheet and script are served (no sign-in needed: public pages use them too).
+pub const ASSETS_PATH: &str = "/app/assets";
+
+/// The product name shown in titles.
+pub const PRODUCT: &str = "Steward";
+
+/// The navigation of the signed-in app: (path, label).
+pub const NAV: [(&str, &str); 6] = [
+    ("/app", "Events"),
+    ("/app/chat", "Chat"),
+    ("/app/activity", "Activity"),
+    ("/app/linking", "Connect a phone"),
+    ("/app/tokens", "MCP tokens"),
+    ("/app/settings", "Settings"),
+];
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · " (PRODUCT) }
+            link rel="stylesheet" href={ (ASSETS_PATH) "/style.css" };
+            script src={ (ASSETS_PATH) "/app.js" } defer {}
+        }
+    }
+}
+
+/// A page of the signed-in app: navigation (marking `current`), sign-out, and `body`.
+pub fn app_page(title: &str, current: &str, session: &Session, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                header.top {
+                    a.brand href="/app" { (PRODUCT) }
+                    nav {
+                        @for (path, label) in NAV {
+                            @if path == current {
+                                a href=(path) aria-current="page" { (label) }
+                            } @else {
+                                a href=(path) { (label) }
+                            }
+                        }
+                    }
+                    form.signout method="post" action=(SIGN_OUT_PATH) {
+                        (csrf::field(session))
+                        button.link type="submit" { "Sign out" }
+                    }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// A page without the app's navigation: sign-in, public event pages, errors.
+pub fn bare_page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body.bare {
+                main { (body) }
+            }
+        }
+    }
+}
