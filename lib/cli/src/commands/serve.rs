@@ -18,7 +18,7 @@ use steward_store::{
 use steward_web::app::{self, WebState};
 use steward_web::auth::SignInMode;
 use steward_web::config::model::ModelProvider;
-use steward_web::config::{Settings, web, wiring};
+use steward_web::config::{ENV_PUBLIC_URL, Settings, web, wiring};
 use steward_web::mcp::{self, McpConfig};
 use steward_web::{health, webhooks};
 use tower_http::trace::TraceLayer;
@@ -37,10 +37,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn serve(cli: &Cli) -> Result<()> {
-    let settings = Settings::from_process_env();
-    let addr_text = settings
-        .get(ENV_ADDR)
-        .unwrap_or_else(|| DEFAULT_ADDR.to_owned());
+    let env = Settings::from_process_env();
+    let addr_text = env.get(ENV_ADDR).unwrap_or_else(|| DEFAULT_ADDR.to_owned());
     let addr: SocketAddr = addr_text.parse().with_context(|| {
         format!("{ENV_ADDR}={addr_text:?} is not an address like 127.0.0.1:8080")
     })?;
@@ -60,6 +58,8 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let bound = listener.local_addr()?;
+    // Links in pages and messages point at this server unless a public URL (a tunnel) is set.
+    let settings = env.with_default(ENV_PUBLIC_URL, format!("http://{bound}"));
 
     let web_config = web::local_config(&settings)?;
     if matches!(web_config.sign_in, SignInMode::Development) && !bound.ip().is_loopback() {

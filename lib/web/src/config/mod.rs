@@ -115,6 +115,14 @@ impl Settings {
         }
     }
 
+    /// The same settings with `name` set to `value` unless it is already set.
+    pub fn with_default(mut self, name: &str, value: impl Into<String>) -> Self {
+        if self.get(name).is_none() {
+            self.env.insert(name.to_owned(), value.into());
+        }
+        self
+    }
+
     /// Settings from literal pairs, secrets included as plain values (tests, local runs).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         Self {
