@@ -1,7 +1,6 @@
 // Shared setup of the browser tests: Debian's chromium through playwright-core, the server URL
 // from infra/browser-tests.sh, screenshots under the build folder.
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -11,7 +10,7 @@ mkdirSync(SHOTS, { recursive: true });
 
 // The flags this machine's closed network needs (no background connections, no QUIC).
 const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
@@ -19,7 +18,8 @@ const ARGS = [
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: [...ARGS, `--user-data-dir=${mkdtempSync(path.join(tmpdir(), 'steward-chromium-'))}`],
+    headless: true, // Playwright gives each launch a new, empty profile.
+    args: ARGS,
   });
 }
 

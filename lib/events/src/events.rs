@@ -115,7 +115,7 @@ impl Event {
         self.tracks.iter().find(|t| t.same_as(name))
     }
 
-    /// `"Sat 14 Nov, 09:00–17:00"`.
+    /// `"Sat 14 Nov 2026, 09:00–17:00"`.
     pub fn when_phrase(&self) -> String {
         format!(
             "{}, {}–{}",

@@ -81,7 +81,7 @@ pub fn overview(o: &Overview, rooms_max: usize) -> Value {
     v
 }
 
-/// Registration in words at `now_ms`: "open until Thu 12 Nov, 18:00; 14 of 120 places taken".
+/// Registration in words at `now_ms`: "open until Thu 12 Nov 2026, 18:00; 14 of 120 places taken".
 pub fn registration_phrase(event: &Event, registered: u32, now_ms: i64) -> String {
     let passed = |c| event.tz().is_ok_and(|tz| when::has_passed(c, &tz, now_ms));
     let state = if event.status == EventStatus::Cancelled {

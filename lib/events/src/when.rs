@@ -1,5 +1,5 @@
 //! Dates and times as people and models write them, parsed into `jiff` civil values with
-//! readable errors, and formatted back for summaries ("Sat 14 Nov", "09:30").
+//! readable errors, and formatted back for summaries ("Sat 14 Nov 2026", "09:30").
 
 use std::fmt;
 
@@ -92,12 +92,12 @@ pub fn fmt_time(time: Time) -> String {
     format!("{:02}:{:02}", time.hour(), time.minute())
 }
 
-/// A date as a short day for summaries: `Sat 14 Nov`.
+/// A date as a short day for summaries: `Sat 14 Nov 2026`.
 pub fn fmt_day(date: Date) -> String {
-    date.strftime("%a %-d %b").to_string()
+    date.strftime("%a %-d %b %Y").to_string()
 }
 
-/// A local date and time for summaries: `Thu 12 Nov, 18:00`.
+/// A local date and time for summaries: `Thu 12 Nov 2026, 18:00`.
 pub fn fmt_datetime(dt: DateTime) -> String {
     format!("{}, {}", fmt_day(dt.date()), fmt_time(dt.time()))
 }
@@ -195,7 +195,7 @@ impl EventDates {
 }
 
 impl fmt::Display for EventDates {
-    /// `Sat 14 Nov` or `Sat 14 Nov, Sun 15 Nov`.
+    /// `Sat 14 Nov 2026` or `Sat 14 Nov 2026, Sun 15 Nov 2026`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let days: Vec<String> = self.0.iter().map(|d| fmt_day(*d)).collect();
         f.write_str(&days.join(", "))
@@ -224,11 +224,11 @@ mod tests {
     #[test]
     fn dates_and_datetimes_parse() {
         let d = parse_date("date", "2026-11-14").unwrap();
-        assert_eq!(fmt_day(d), "Sat 14 Nov");
+        assert_eq!(fmt_day(d), "Sat 14 Nov 2026");
         assert!(parse_date("date", "14/11/2026").is_err());
         assert!(parse_date("date", "2026-02-30").is_err());
         let dt = parse_datetime("closes_at", "2026-11-12 18:00").unwrap();
-        assert_eq!(fmt_datetime(dt), "Thu 12 Nov, 18:00");
+        assert_eq!(fmt_datetime(dt), "Thu 12 Nov 2026, 18:00");
         assert_eq!(
             parse_datetime("c", "2026-11-12").unwrap().time(),
             Time::new(23, 59, 0, 0).unwrap()
@@ -240,7 +240,7 @@ mod tests {
     fn event_dates_are_sorted_distinct_and_bounded() {
         let d = EventDates::parse(&["2026-11-15", "2026-11-14"]).unwrap();
         assert_eq!(d.to_strings(), ["2026-11-14", "2026-11-15"]);
-        assert_eq!(d.to_string(), "Sat 14 Nov, Sun 15 Nov");
+        assert_eq!(d.to_string(), "Sat 14 Nov 2026, Sun 15 Nov 2026");
         assert!(EventDates::parse::<&str>(&[]).is_err());
         assert!(EventDates::parse(&["2026-11-14", "2026-11-14"]).is_err());
         assert!(

@@ -168,7 +168,7 @@ async fn create_tool_reports_the_new_id_and_defaults(w: World) {
         .await;
     assert_eq!(
         r.summary,
-        "Created the draft \"Spring Open\" for Sat 12 Dec, 09:00–17:00 (Europe/Berlin). The times are the default; say if they differ. Once published, its page will be https://steward.test/e/spring-open."
+        "Created the draft \"Spring Open\" for Sat 12 Dec 2026, 09:00–17:00 (Europe/Berlin). The times are the default; say if they differ. Once published, its page will be https://steward.test/e/spring-open."
     );
     let id = id_of(&r);
     assert!(id.starts_with("e_"));
@@ -194,7 +194,7 @@ async fn get_and_list(w: World) {
     assert_eq!(list[0].event, newer);
 
     let r = w.ok(&u, "get_event", json!({"event_id": s.event})).await;
-    assert!(r.summary.starts_with("\"Spring Open\" (draft): Sat 12 Dec, 09:00–17:00 (Europe/Berlin) at Town Hall. 2 room(s), 3 session(s); registration open once the event is published; 1 of 100 places taken; timetable up to date."), "{}", r.summary);
+    assert!(r.summary.starts_with("\"Spring Open\" (draft): Sat 12 Dec 2026, 09:00–17:00 (Europe/Berlin) at Town Hall. 2 room(s), 3 session(s); registration open once the event is published; 1 of 100 places taken; timetable up to date."), "{}", r.summary);
     let data = r.data.unwrap();
     assert_eq!(data["rooms"].as_array().unwrap().len(), 2);
     assert_eq!(data["program"]["lunch"], "45 min between 12:00 and 14:00");
@@ -260,7 +260,7 @@ async fn update_changes_only_what_is_given(w: World) {
         .await;
     assert_eq!(
         r.summary,
-        "Changed the name and venue of \"Spring Open 2026\": now Sat 12 Dec, Sun 13 Dec, 09:00–17:00 (Europe/Berlin)."
+        "Changed the name and venue of \"Spring Open 2026\": now Sat 12 Dec 2026, Sun 13 Dec 2026, 09:00–17:00 (Europe/Berlin)."
     );
 
     let err = events::update_event(&ctx.next_action(), &id, EventChanges::default())
@@ -499,7 +499,7 @@ async fn registration_settings(w: World) {
         .await;
     assert_eq!(
         r.summary,
-        "Registration for \"Spring Open\" is open until Thu 10 Dec, 18:00; 1 of 100 places taken."
+        "Registration for \"Spring Open\" is open until Thu 10 Dec 2026, 18:00; 1 of 100 places taken."
     );
     let r = w
         .ok(
@@ -557,7 +557,7 @@ async fn registration_settings(w: World) {
     let r = w.ok(&u, "get_event", json!({"event_id": s.event})).await;
     assert!(
         r.summary
-            .contains("registration closed on Tue 1 Dec, 23:59"),
+            .contains("registration closed on Tue 1 Dec 2026, 23:59"),
         "{}",
         r.summary
     );

@@ -145,7 +145,7 @@ async fn visitors_register_with_every_check(w: World) {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "Not allowed: registration for \"Spring Open\" closed on Mon 30 Nov, 12:00"
+        "Not allowed: registration for \"Spring Open\" closed on Mon 30 Nov 2026, 12:00"
     );
 
     w.ok(

@@ -102,7 +102,7 @@ async fn risky_calls_are_described_from_the_database(w: World) {
         .await
         .as_deref(),
         Some(
-            "Change the date of the published event \"Spring Open\" from Sat 12 Dec to Sun 13 Dec"
+            "Change the date of the published event \"Spring Open\" from Sat 12 Dec 2026 to Sun 13 Dec 2026"
         )
     );
     assert_eq!(

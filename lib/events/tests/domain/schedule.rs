@@ -29,7 +29,7 @@ async fn build_reports_finish_times_and_saves(w: World) {
         .await;
     assert!(
         r.summary.starts_with(
-            "Timetable of \"Spring Open\" (up to date): 3 session(s); Sat 12 Dec ends "
+            "Timetable of \"Spring Open\" (up to date): 3 session(s); Sat 12 Dec 2026 ends "
         ),
         "{}",
         r.summary
@@ -43,7 +43,7 @@ async fn build_reports_finish_times_and_saves(w: World) {
     assert!(
         built
             .summary()
-            .starts_with("Timetable built for \"Spring Open\": Sat 12 Dec finishes at "),
+            .starts_with("Timetable built for \"Spring Open\": Sat 12 Dec 2026 finishes at "),
         "{}",
         built.summary()
     );
