@@ -5,3 +5,5 @@
 mod support;
 
 mod auth;
+mod events_ui;
+mod public;

@@ -1,0 +1,439 @@
+//! The event's details (and their edit form), its status actions — publish, cancel, reopen,
+//! delete — and its registration settings.
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use jiff::civil::DateTime;
+use maud::{Markup, html};
+use serde_json::{Value, json};
+use steward_events::events::{self, Event, EventChanges, EventStatus};
+use steward_events::slug::Slug;
+use steward_events::text::{Description, EventName, TrackName, Venue};
+use steward_events::when::{self, EventDates};
+use steward_harness::{ServiceError, TimeZoneName};
+
+use super::confirm::{self, Risky};
+use super::fields::{self, Fields};
+use super::page::View;
+use super::{Done, Outcome, event_id, finish};
+use crate::app::WebState;
+use crate::auth::SignedIn;
+
+/// The edit form's name (for its problem and typed values).
+const EDIT: &str = "details";
+/// The status actions' name.
+const STATUS: &str = "status";
+/// The registration form's name.
+const REGISTRATION: &str = "registration";
+
+/// A date-time as a `datetime-local` input writes it.
+fn datetime_input(dt: DateTime) -> String {
+    dt.strftime("%Y-%m-%dT%H:%M").to_string()
+}
+
+/// The details section.
+pub fn section(v: &View<'_>) -> Markup {
+    let e = &v.data.event;
+    let last = (e.dates.last() != e.dates.first()).then(|| e.dates.last().to_string());
+    let tracks: Vec<&str> = e.tracks.iter().map(TrackName::as_str).collect();
+    html! {
+        section #details {
+            h2 { "Details" }
+            (v.problem_of(EDIT))
+            div.card {
+                p { strong { (e.dates) } ", " (when::fmt_time(e.start_time)) "–" (when::fmt_time(e.end_time))
+                    " " span.muted { "(" (e.time_zone) ")" } }
+                p { "Venue: " @match &e.venue { Some(venue) => (venue), None => span.muted { "not set" } } }
+                p { "Capacity: " @match e.capacity { Some(c) => (c), None => span.muted { "no limit" } } }
+                @if !tracks.is_empty() { p { "Tracks: " (tracks.join(", ")) } }
+                @if let Some(d) = &e.description {
+                    @for line in d.as_str().lines() { @if !line.trim().is_empty() { p { (line) } } }
+                }
+            }
+            @if v.changeable() {
+                details open[v.has_problem(EDIT)] {
+                    summary { "Edit details" }
+                    form.card method="post" action=(v.action("edit")) {
+                        (v.csrf())
+                        label for="ed-name" { "Name" }
+                        input #ed-name type="text" name="name" required maxlength=(EventName::CHARS_MAX)
+                            value=(v.value(EDIT, "name", e.name.as_str()));
+                        div.grid-2 {
+                            div { label for="ed-date" { "First day" }
+                                input #ed-date type="date" name="date" required
+                                    value=(v.value(EDIT, "date", e.dates.first().to_string())); }
+                            div { label for="ed-last" { "Last day (if more than one)" }
+                                input #ed-last type="date" name="last_date"
+                                    value=(v.value(EDIT, "last_date", last.unwrap_or_default())); }
+                            div { label for="ed-start" { "Starts (HH:MM)" }
+                                input #ed-start type="time" name="start"
+                                    value=(v.value(EDIT, "start", when::fmt_time(e.start_time))); }
+                            div { label for="ed-end" { "Ends (HH:MM)" }
+                                input #ed-end type="time" name="end"
+                                    value=(v.value(EDIT, "end", when::fmt_time(e.end_time))); }
+                        }
+                        label for="ed-tz" { "Time zone" }
+                        input #ed-tz type="text" name="time_zone" value=(v.value(EDIT, "time_zone", e.time_zone.to_string()));
+                        label for="ed-venue" { "Venue" }
+                        input #ed-venue type="text" name="venue" maxlength=(Venue::CHARS_MAX)
+                            value=(v.value(EDIT, "venue", e.venue.as_ref().map(ToString::to_string).unwrap_or_default()));
+                        label for="ed-desc" { "Description" }
+                        textarea #ed-desc name="description" rows="4" maxlength=(Description::CHARS_MAX) {
+                            (v.value(EDIT, "description", e.description.as_ref().map(ToString::to_string).unwrap_or_default()))
+                        }
+                        div.grid-2 {
+                            div { label for="ed-cap" { "Capacity (empty: no limit)" }
+                                input #ed-cap type="text" inputmode="numeric" name="capacity"
+                                    value=(v.value(EDIT, "capacity", e.capacity.map(|c| c.to_string()).unwrap_or_default())); }
+                            div { label for="ed-tracks" { "Tracks (comma-separated)" }
+                                input #ed-tracks type="text" name="tracks" value=(v.value(EDIT, "tracks", tracks.join(", "))); }
+                        }
+                        label for="ed-slug" { "Public address: /e/…" }
+                        input #ed-slug type="text" name="slug" value=(v.value(EDIT, "slug", e.slug.to_string()));
+                        button type="submit" { "Save details" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The status section: the public link and the actions the status allows.
+pub fn status_section(v: &View<'_>) -> Markup {
+    let e = &v.data.event;
+    let path = e.slug.path();
+    let url = v
+        .state
+        .config()
+        .events
+        .url(&path)
+        .unwrap_or_else(|| path.clone());
+    html! {
+        section #status {
+            h2 { "Status" }
+            (v.problem_of(STATUS))
+            div.card {
+                @match e.status {
+                    EventStatus::Draft => {
+                        p { "A draft: only you can see it. Publishing makes its page public at " code { (url) } "." }
+                    }
+                    EventStatus::Published => {
+                        p { "Published. Public page: " a href=(path) { (url) } }
+                    }
+                    EventStatus::Cancelled => {
+                        p { "Cancelled. The public page " a href=(path) { (url) } " says so; nothing can be changed until you reopen it." }
+                    }
+                }
+                div.actions {
+                    @if e.status == EventStatus::Draft {
+                        (action_button(v, "publish", "Publish", ""))
+                        (action_button(v, "delete", "Delete", "danger"))
+                    }
+                    @if e.status != EventStatus::Cancelled {
+                        (action_button(v, "cancel", "Cancel event", "danger"))
+                    } @else {
+                        (action_button(v, "reopen", "Reopen", "secondary"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn action_button(v: &View<'_>, action: &str, label: &str, class: &str) -> Markup {
+    html! {
+        form.inline method="post" action=(v.action(action)) {
+            (v.csrf())
+            button class=(class) type="submit" { (label) }
+        }
+    }
+}
+
+/// The registration section: counts and the settings form.
+pub fn registration_section(v: &View<'_>) -> Markup {
+    let e = &v.data.event;
+    let open = if e.registration.open { "yes" } else { "no" };
+    let chosen = v.value(REGISTRATION, "open", open);
+    let closes = e
+        .registration
+        .closes_at
+        .map(datetime_input)
+        .unwrap_or_default();
+    html! {
+        section #registration {
+            h2 { "Registration" }
+            (v.problem_of(REGISTRATION))
+            div.card {
+                p {
+                    strong { (v.data.registered) } " registered"
+                    @if let Some(c) = e.capacity { " of " (c) " places" }
+                    ". Registration is " (if e.registration.open { "open" } else { "closed" })
+                    @if let Some(at) = e.registration.closes_at { " until " (when::fmt_datetime(at)) }
+                    @if e.status == EventStatus::Draft { " (once published)" }
+                    "."
+                }
+                @if v.changeable() {
+                    form.stack method="post" action=(v.action("registration")) {
+                        (v.csrf())
+                        label for="reg-open" { "Public registration" }
+                        select #reg-open name="open" {
+                            option value="yes" selected[chosen == "yes"] { "Open" }
+                            option value="no" selected[chosen == "no"] { "Closed" }
+                        }
+                        label for="reg-closes" { "Closes at (local time; empty: no closing time)" }
+                        input #reg-closes type="datetime-local" name="closes_at"
+                            value=(v.value(REGISTRATION, "closes_at", closes));
+                        p.muted { "The capacity is under Details." }
+                        button type="submit" { "Save registration settings" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The changes the edit form asks for, and the same as `update_event` arguments (for the
+/// risk policy's description).
+fn edit_changes(event: &Event, f: &Fields) -> Result<(EventChanges, Value), ServiceError> {
+    let first = fields::date("date", f.get("date"))?;
+    let last = f
+        .opt("last_date")
+        .map(|t| fields::date("last_date", t))
+        .transpose()?;
+    let dates = if first == event.dates.first() && last.unwrap_or(first) == event.dates.last() {
+        None
+    } else {
+        Some(EventDates::new(fields::day_range(first, last)?)?)
+    };
+    let changes = EventChanges {
+        name: Some(EventName::parse(f.get("name"))?),
+        dates,
+        start_time: fields::time("start_time", f.get("start"))?,
+        end_time: fields::time("end_time", f.get("end"))?,
+        time_zone: f.opt("time_zone").map(TimeZoneName::parse).transpose()?,
+        venue: Some(f.opt("venue").map(Venue::parse).transpose()?),
+        description: Some(f.opt("description").map(Description::parse).transpose()?),
+        capacity: Some(fields::number::<u32>(
+            "capacity",
+            "a number of people",
+            f.get("capacity"),
+            "120",
+        )?),
+        tracks: Some(
+            fields::list(f.get("tracks"))
+                .iter()
+                .map(|t| TrackName::parse(t))
+                .collect::<Result<_, _>>()?,
+        ),
+        slug: f.opt("slug").map(Slug::parse).transpose()?,
+    };
+    let mut args = json!({
+        "event_id": event.id,
+        "venue": changes.venue.clone().flatten().map(|v| v.to_string()).unwrap_or_default(),
+    });
+    if let Some(d) = &changes.dates {
+        args["dates"] = json!(d.to_strings());
+    }
+    if let Some(t) = changes.start_time {
+        args["start_time"] = json!(when::fmt_time(t));
+    }
+    if let Some(t) = changes.end_time {
+        args["end_time"] = json!(when::fmt_time(t));
+    }
+    if let Some(tz) = &changes.time_zone {
+        args["time_zone"] = json!(tz.to_string());
+    }
+    if let Some(s) = &changes.slug {
+        args["slug"] = json!(s.to_string());
+    }
+    Ok((changes, args))
+}
+
+/// `POST /app/events/{id}/edit`.
+pub async fn edit(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    let id = match event_id(&id) {
+        Ok(id) => id,
+        Err(e) => return e.into_response(),
+    };
+    let ctx = signed.ctx(&state);
+    let result = async {
+        let event = events::get_event(&ctx, &id).await?;
+        let (changes, args) = edit_changes(&event, &f)?;
+        let risky = Risky {
+            tool: "update_event",
+            args,
+            verb: "change it",
+            action: format!("{}/edit", super::event_path(&id)),
+        };
+        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
+            return Ok(Outcome::Page(page));
+        }
+        let u = events::update_event(&ctx, &id, changes)
+            .await?
+            .commit()
+            .await?;
+        Ok(if u.is_unchanged() {
+            Done::Unchanged
+        } else {
+            Done::Saved
+        }
+        .into())
+    }
+    .await;
+    finish(&state, &signed, &ctx, &id, EDIT, f, result).await
+}
+
+/// A status change: which service function, its risk tool, the button's verb, the notice.
+#[derive(Debug, Clone, Copy)]
+enum StatusAction {
+    Publish,
+    Cancel,
+    Reopen,
+    Delete,
+}
+
+async fn status_change(
+    state: WebState,
+    signed: SignedIn,
+    id: String,
+    f: Fields,
+    action: StatusAction,
+) -> Response {
+    let id = match event_id(&id) {
+        Ok(id) => id,
+        Err(e) => return e.into_response(),
+    };
+    let ctx = signed.ctx(&state);
+    let (tool, verb, path) = match action {
+        StatusAction::Publish => ("publish_event", "publish", "publish"),
+        StatusAction::Cancel => ("cancel_event", "cancel the event", "cancel"),
+        StatusAction::Reopen => ("reopen_event", "reopen", "reopen"),
+        StatusAction::Delete => ("delete_event", "delete", "delete"),
+    };
+    let result = async {
+        let risky = Risky {
+            tool,
+            args: json!({ "event_id": id }),
+            verb,
+            action: format!("{}/{path}", super::event_path(&id)),
+        };
+        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
+            return Ok(Outcome::Page(page));
+        }
+        let (updated, done) = match action {
+            StatusAction::Publish => (
+                events::publish_event(&ctx, &id).await?.commit().await?,
+                Done::Published,
+            ),
+            StatusAction::Cancel => (
+                events::cancel_event(&ctx, &id).await?.commit().await?,
+                Done::Cancelled,
+            ),
+            StatusAction::Reopen => (
+                events::reopen_event(&ctx, &id).await?.commit().await?,
+                Done::Reopened,
+            ),
+            StatusAction::Delete => {
+                events::delete_event(&ctx, &id).await?.commit().await?;
+                let to = format!("{}?done=deleted", crate::ui::APP_HOME);
+                return Ok(Outcome::Page(Redirect::to(&to).into_response()));
+            }
+        };
+        Ok(if updated.is_unchanged() {
+            Done::Unchanged
+        } else {
+            done
+        }
+        .into())
+    }
+    .await;
+    finish(&state, &signed, &ctx, &id, STATUS, f, result).await
+}
+
+/// `POST /app/events/{id}/publish` (asks first).
+pub async fn publish(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    status_change(state, signed, id, f, StatusAction::Publish).await
+}
+
+/// `POST /app/events/{id}/cancel` (asks first).
+pub async fn cancel(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    status_change(state, signed, id, f, StatusAction::Cancel).await
+}
+
+/// `POST /app/events/{id}/reopen`.
+pub async fn reopen(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    status_change(state, signed, id, f, StatusAction::Reopen).await
+}
+
+/// `POST /app/events/{id}/delete` (asks first).
+pub async fn delete(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    status_change(state, signed, id, f, StatusAction::Delete).await
+}
+
+/// `POST /app/events/{id}/registration`.
+pub async fn registration(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+    Form(f): Form<Fields>,
+) -> Response {
+    let id = match event_id(&id) {
+        Ok(id) => id,
+        Err(e) => return e.into_response(),
+    };
+    let ctx = signed.ctx(&state);
+    let result = async {
+        let open = match f.get("open") {
+            "yes" => true,
+            "no" => false,
+            _ => {
+                return Err(ServiceError::invalid(
+                    "open",
+                    "choose whether registration is open or closed",
+                ));
+            }
+        };
+        let closes_at = f
+            .opt("closes_at")
+            .map(|t| when::parse_datetime("closes_at", t))
+            .transpose()?;
+        let u = events::set_registration(&ctx, &id, Some(open), Some(closes_at))
+            .await?
+            .commit()
+            .await?;
+        Ok(if u.is_unchanged() {
+            Done::Unchanged
+        } else {
+            Done::Registration
+        }
+        .into())
+    }
+    .await;
+    finish(&state, &signed, &ctx, &id, REGISTRATION, f, result).await
+}
