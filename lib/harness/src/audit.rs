@@ -41,13 +41,13 @@ use std::collections::HashSet;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use steward_store::{Item, StoreError, TRANSACTION_OPS_MAX, WriteOp};
+use steward_store::{Item, Query, StoreError, TRANSACTION_OPS_MAX, Table, WriteOp};
 
 use crate::accounts;
 use crate::ctx::{Actor, Ctx};
 use crate::effect::{self, StoredEffect};
 use crate::error::ServiceError;
-use crate::ids::{ActionId, EffectKey};
+use crate::ids::{ActionId, EffectKey, UserId};
 use crate::keys::{self, RecordKey};
 use crate::limits::{AUDITED_CHANGES_MAX, PROFILE_RACE_RETRIES_MAX};
 
@@ -122,6 +122,33 @@ pub struct AuditRow {
     pub after: Option<RecordImage>,
     /// When it was committed, in epoch milliseconds.
     pub at_ms: i64,
+}
+
+/// The newest `limit` action headers of `user` (changes and undos, by every actor), newest
+/// first: the account's activity trail.
+pub async fn recent_actions(
+    table: &dyn Table,
+    user: &UserId,
+    limit: usize,
+) -> Result<Vec<ActionHeader>, ServiceError> {
+    let mut query = Query::prefix(keys::user_pk(user), keys::ACTION_SK_PREFIX)
+        .descending()
+        .limit(limit);
+    let mut headers = Vec::new();
+    while headers.len() < limit {
+        let page = table.query(&query).await?;
+        for item in &page.items {
+            if headers.len() == limit {
+                break;
+            }
+            headers.push(item.parse::<ActionHeader>()?);
+        }
+        match page.next {
+            Some(cursor) => query = query.after(Some(cursor)),
+            None => break,
+        }
+    }
+    Ok(headers)
 }
 
 #[derive(Debug)]
@@ -602,4 +629,51 @@ fn replayed<T: DeserializeOwned>(stored: StoredEffect) -> Result<T, ServiceError
             stored.action
         ))
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use steward_store::{ManualClock, SqliteTable};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn recent_actions_are_newest_first_and_capped() {
+        let clock = Arc::new(ManualClock::at_millis(1_700_000_000_000));
+        let table: Arc<dyn Table> =
+            Arc::new(SqliteTable::in_memory_with_clock(clock.clone()).unwrap());
+        let user = UserId::parse("u1").unwrap();
+        accounts::create_account_with_id(table.as_ref(), clock.as_ref(), user.clone(), "U", None)
+            .await
+            .unwrap();
+        let ctx = Ctx::new(table.clone(), clock.clone(), user.clone(), Actor::User);
+        let mut ctx = ctx.next_action();
+        for n in 0..3 {
+            Audited::new(&ctx)
+                .label(format!("Add note {n}"))
+                .put_new(ctx.key(format!("NOTE#{n}")), serde_json::json!({ "n": n }))
+                .commit()
+                .await
+                .unwrap();
+            clock.advance_millis(1_000);
+            ctx = ctx.next_action();
+        }
+        let all = recent_actions(table.as_ref(), &user, 10).await.unwrap();
+        let labels: Vec<_> = all.iter().map(|h| h.label.clone().unwrap()).collect();
+        assert_eq!(labels, ["Add note 2", "Add note 1", "Add note 0"]);
+        assert!(all.iter().all(|h| h.actor == Actor::User && h.changes == 1));
+        let two = recent_actions(table.as_ref(), &user, 2).await.unwrap();
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[0].label.as_deref(), Some("Add note 2"));
+        let other = UserId::parse("u2").unwrap();
+        assert!(
+            recent_actions(table.as_ref(), &other, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

@@ -241,6 +241,11 @@ pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
     })
 }
 
+/// The action [`undo_last`] would revert now, if any (for showing an undo button next to it).
+pub async fn next_to_undo(ctx: &Ctx) -> Result<Option<ActionHeader>, ServiceError> {
+    Ok(newest_undoable(ctx).await?.map(|(header, _)| header))
+}
+
 /// The newest action header that is a change, not yet undone, by an undoable actor.
 async fn newest_undoable(ctx: &Ctx) -> Result<Option<(ActionHeader, Item)>, ServiceError> {
     let table = ctx.table().as_ref();
@@ -267,5 +272,48 @@ async fn newest_undoable(ctx: &Ctx) -> Result<Option<(ActionHeader, Item)>, Serv
             Some(cursor) => query = query.after(Some(cursor)),
             None => return Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use steward_store::{ManualClock, SqliteTable, Table};
+
+    use super::*;
+    use crate::accounts;
+    use crate::ids::UserId;
+
+    #[tokio::test]
+    async fn next_to_undo_skips_public_actions_and_undone_ones() {
+        let clock = Arc::new(ManualClock::at_millis(1_700_000_000_000));
+        let table: Arc<dyn Table> =
+            Arc::new(SqliteTable::in_memory_with_clock(clock.clone()).unwrap());
+        let user = UserId::parse("u1").unwrap();
+        accounts::create_account_with_id(table.as_ref(), clock.as_ref(), user.clone(), "U", None)
+            .await
+            .unwrap();
+        let own = Ctx::new(table.clone(), clock.clone(), user.clone(), Actor::User);
+        assert!(next_to_undo(&own).await.unwrap().is_none());
+        Audited::new(&own)
+            .label("Add note")
+            .put_new(own.key("NOTE#1"), serde_json::json!({ "n": 1 }))
+            .commit()
+            .await
+            .unwrap();
+        let public = Ctx::new(table.clone(), clock.clone(), user.clone(), Actor::Public);
+        Audited::new(&public)
+            .label("Register")
+            .put_new(public.key("NOTE#2"), serde_json::json!({ "n": 2 }))
+            .commit()
+            .await
+            .unwrap();
+        let next = next_to_undo(&own.next_action()).await.unwrap().unwrap();
+        assert_eq!(next.label.as_deref(), Some("Add note"));
+        assert_eq!(next.action, own.action());
+        undo_last(&own.next_action()).await.unwrap();
+        assert!(next_to_undo(&own.next_action()).await.unwrap().is_none());
     }
 }

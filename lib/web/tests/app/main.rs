@@ -4,6 +4,7 @@
 
 mod support;
 
+mod account;
 mod auth;
 mod events_ui;
 mod public;
