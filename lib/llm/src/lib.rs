@@ -6,6 +6,8 @@
 //! - [`AnthropicClient`] (`http`): the Claude API over HTTPS.
 //! - [`BedrockClient`] (`bedrock`): Claude on Amazon Bedrock with IAM credentials.
 //! - [`ScriptedClient`] (`scripted`): a canned script for tests, recording every request.
+//! - [`ReplayClient`] (`replay`): replays a scripted conversation from a JSON file, for demos
+//!   and browser tests without the network.
 //! - [`LlmError`] (`error`): typed failures shared by all clients; `limits`: the named limits.
 //!
 //! Architecture invariant: this crate knows nothing about conversations, tools or storage; it
@@ -16,6 +18,7 @@ pub mod client;
 pub mod error;
 pub mod http;
 pub mod limits;
+pub mod replay;
 mod retry;
 pub mod scripted;
 pub mod wire;
@@ -25,6 +28,7 @@ pub use client::LlmClient;
 pub use error::{InvalidKind, LlmError};
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{DEFAULT_MODEL, MODEL_TIMEOUT_SECS, OUTPUT_TOKENS_MAX};
+pub use replay::{ReplayClient, ReplayError};
 pub use scripted::ScriptedClient;
 pub use wire::{
     CacheControl, ContentBlock, CreateRequest, CreateResponse, Effort, Extra, ImageBlock,

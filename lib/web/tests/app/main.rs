@@ -8,3 +8,4 @@ mod account;
 mod auth;
 mod events_ui;
 mod public;
+mod chat;
