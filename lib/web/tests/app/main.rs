@@ -9,3 +9,4 @@ mod auth;
 mod events_ui;
 mod public;
 mod chat;
+mod oidc;
