@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test (the DynamoDB and SQS
 # halves against a local moto emulator, installed and started here, never skipped), then the
-# MCP conformance suite and the Python MCP client.
+# MCP conformance suite and the Python MCP client, then the deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,3 +37,7 @@ cargo test --workspace --locked
 # the official Python SDK client, each against a loopback server with Steward's tool set.
 infra/mcp-conformance.sh
 infra/mcp-python-client.sh
+
+# The deployment: cfn-lint, sam validate --lint, the template's properties, the sample events
+# generator, cargo lambda build --release of the four functions and sam build (host arch).
+infra/deploy-checks.sh
