@@ -79,7 +79,7 @@ step "sam build (Architecture=x86_64, offline)"
 build_dir="$CARGO_TARGET_DIR/sam-build"
 rm -rf "$build_dir"
 sam build --template template.yaml --build-dir "$build_dir" \
-  --parameter-overrides Architecture=x86_64 --beta-features
+  --parameter-overrides Architecture=x86_64
 for f in Webhook Agent Mcp Web; do
   [ -x "$build_dir/${f}Function/bootstrap" ] || { echo "deploy-checks: sam build made no bootstrap for ${f}Function" >&2; exit 1; }
 done
