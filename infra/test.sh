@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test (the DynamoDB and SQS
 # halves against a local moto emulator, installed and started here, never skipped), then the
-# MCP conformance suite, the Python MCP client and the browser tests.
+# MCP conformance suite, the Python MCP client, the browser tests and the deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,3 +40,7 @@ infra/mcp-python-client.sh
 
 # The web UI in a real browser (Debian chromium driven by playwright-core) against steward serve.
 infra/browser-tests.sh
+
+# The deployment: cfn-lint, sam validate --lint, the template's properties, the sample events
+# generator, cargo lambda build --release of the four functions and sam build (host arch).
+infra/deploy-checks.sh

@@ -9,6 +9,7 @@ use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
 use steward_harness::{Agent, InboundOutcome, Links, TurnError, handle_inbound};
 use steward_store::{Handler, HandlerError, QueuedMessage};
+use tracing::Instrument;
 
 use super::process_batch;
 
@@ -85,7 +86,16 @@ impl TurnWorker {
             tracing::error!(channel = %message.channel, "no sender is configured for this channel; message dropped");
             return Ok(None);
         };
-        let outcome = handle_inbound(&self.agent, &message, sender, &self.links).await?;
+        // Every line logged while this message is handled (the claim, the guards, the turn's
+        // own `turn` span, the send) carries the conversation and the message id.
+        let span = tracing::info_span!(
+            "inbound",
+            conversation = %message.conversation_key(),
+            message = %message.provider_message_id,
+        );
+        let outcome = handle_inbound(&self.agent, &message, sender, &self.links)
+            .instrument(span)
+            .await?;
         tracing::info!(
             conversation = %message.conversation_key(),
             message = %message.provider_message_id,

@@ -52,17 +52,31 @@ pub async fn start(
     user: UserId,
 ) -> Result<(String, Session), StoreError> {
     let id = random_token();
+    let session = start_with_id(table, clock, user, &id, &random_token()).await?;
+    Ok((id, session))
+}
+
+/// Starts a session for `user` under a given cookie value and CSRF token, which the caller
+/// must make unguessable; [`start`] uses fresh random ones. For fixtures such as the web
+/// function's sample event, whose cookie and token are fixed.
+pub async fn start_with_id(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    user: UserId,
+    cookie_value: &str,
+    csrf: &str,
+) -> Result<Session, StoreError> {
     let expires_s = clock.now_millis() / 1000 + SESSION_LIFETIME_SECS;
     let session = Session {
         user,
-        csrf: random_token(),
+        csrf: csrf.to_owned(),
         expires_s,
     };
-    let mut item = Item::from_value(session_pk(&id), SESSION_SK, &session)
+    let mut item = Item::from_value(session_pk(cookie_value), SESSION_SK, &session)
         .map_err(|e| StoreError::Backend(format!("session record: {e}")))?;
     item.ttl = Some(expires_s);
     table.write(vec![WriteOp::put_if_absent(item)]).await?;
-    Ok((id, session))
+    Ok(session)
 }
 
 /// The live session behind a cookie value, if any.

@@ -1,0 +1,93 @@
+//! `events/web-chat-message.json` through the web function's router, as the Lambda runtime
+//! hands it over: a signed-in browser's chat message (session cookie + CSRF header) is
+//! accepted with 202 and enqueued for the agent like any channel's message.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use axum::body::to_bytes;
+use axum::http::StatusCode;
+use serde_json::Value;
+use steward_events::EventsConfig;
+use steward_harness::{UserId, accounts};
+use steward_store::{ManualClock, QueueError, SqliteTable, Table, TurnQueue};
+use steward_web::app::{self, WebConfig, WebState};
+use steward_web::auth::{SignInMode, session};
+use tower::ServiceExt;
+
+/// The sample's fixed session cookie and CSRF token (events/README.md).
+const SAMPLE_SESSION: &str = "steward-sample-session-0123456789abcdefghijklmnopqrstuv";
+const SAMPLE_CSRF: &str = "steward-sample-csrf-0123456789abcdefghijklmnopqrstuvwx";
+
+/// What was enqueued: (group, dedupe id, body).
+#[derive(Debug, Default)]
+struct RecordingQueue(Mutex<Vec<(String, String, String)>>);
+
+#[async_trait]
+impl TurnQueue for RecordingQueue {
+    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push((group.into(), dedupe_id.into(), body.into()));
+        Ok(())
+    }
+}
+
+fn sample(name: &str) -> String {
+    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[tokio::test]
+async fn the_web_chat_sample_is_accepted_and_enqueued() {
+    let clock = Arc::new(ManualClock::at_millis(1_780_304_400_000));
+    let table: Arc<dyn Table> = Arc::new(SqliteTable::in_memory_with_clock(clock.clone()).unwrap());
+    let queue = Arc::new(RecordingQueue::default());
+    let config = WebConfig {
+        sign_in: SignInMode::Development,
+        secure_cookies: true,
+        public_url: Some("https://steward.example.org".into()),
+        whatsapp_number: None,
+        telegram_bot: None,
+        model_label: "scripted (sample)".into(),
+        registrations_per_minute: 10,
+        events: EventsConfig::with_public_base_url("https://steward.example.org"),
+    };
+    let state = WebState::new(table.clone(), clock.clone(), queue.clone(), config);
+    let app = app::routes(state);
+
+    let user = UserId::parse("dana").unwrap();
+    accounts::create_account_with_id(table.as_ref(), clock.as_ref(), user.clone(), "Dana", None)
+        .await
+        .unwrap();
+    session::start_with_id(
+        table.as_ref(),
+        clock.as_ref(),
+        user,
+        SAMPLE_SESSION,
+        SAMPLE_CSRF,
+    )
+    .await
+    .unwrap();
+
+    let request = lambda_http::request::from_str(&sample("web-chat-message.json")).unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    let status = response.status();
+    let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    assert_eq!(
+        status,
+        StatusCode::ACCEPTED,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let enqueued = queue.0.lock().unwrap().clone();
+    assert_eq!(enqueued.len(), 1, "{enqueued:?}");
+    let (group, dedupe, body) = &enqueued[0];
+    assert_eq!(group, "web:dana");
+    assert!(dedupe.contains("sample-web-message-0001"), "{dedupe}");
+    let message: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(message["channel"], "web");
+    assert_eq!(message["text"], "What is on this Saturday?");
+}

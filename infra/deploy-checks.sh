@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The deployment's checks, run by infra/test.sh (and on their own):
+#
+#   1. a virtualenv outside the clone with pinned cfn-lint, aws-sam-cli and cargo-lambda (PyPI;
+#      cargo-lambda's wheel is a prebuilt binary and brings zig as its linker);
+#   2. events/ is what infra/sample_events.py writes (the WhatsApp sample's signature included);
+#   3. cfn-lint and `sam validate --lint` on template.yaml: zero errors, zero warnings;
+#   4. infra/template_test.py: the properties cfn-lint does not check;
+#   5. `cargo lambda build --release` of the four functions for the HOST architecture (an arm64
+#      build needs a rustup target a fresh machine may lack; the template deploys arm64), printing
+#      each bootstrap's size;
+#   6. `sam build` with Architecture=x86_64 (host), cargo-lambda on the PATH, reusing step 5's
+#      compiled output.
+#
+# All offline with respect to AWS: no credentials are needed or read.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SAM_VERSION="1.170.0"
+CFN_LINT_VERSION="1.58.0"
+CARGO_LAMBDA_VERSION="1.9.2"
+FUNCTIONS=(webhook agent mcp web)
+
+cache_dir="${STEWARD_CACHE_DIR:-$HOME/.cache/steward}"
+venv="$cache_dir/venv-deploy-$SAM_VERSION-$CFN_LINT_VERSION-$CARGO_LAMBDA_VERSION"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache_dir/target}"
+
+# Never talk to AWS: a region for the tools that insist on one, no credentials, no telemetry.
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-eu-west-1}"
+export AWS_REGION="$AWS_DEFAULT_REGION"
+export SAM_CLI_TELEMETRY=0
+unset AWS_PROFILE
+
+step() { echo "deploy-checks: $*"; }
+started=$(date +%s)
+
+if [ ! -x "$venv/bin/sam" ] || [ ! -x "$venv/bin/cargo-lambda" ] || [ ! -x "$venv/bin/cfn-lint" ]; then
+  step "installing aws-sam-cli==$SAM_VERSION cfn-lint==$CFN_LINT_VERSION cargo-lambda==$CARGO_LAMBDA_VERSION into $venv"
+  mkdir -p "$cache_dir"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "aws-sam-cli==$SAM_VERSION" "cfn-lint==$CFN_LINT_VERSION" "cargo-lambda==$CARGO_LAMBDA_VERSION"
+fi
+export PATH="$venv/bin:$PATH"
+
+step "events/ matches infra/sample_events.py"
+python3 infra/sample_events.py --check
+
+step "cfn-lint template.yaml"
+# Exit codes: 0 clean, 1 crash, 2 errors, 4 warnings, 8 informational (or-ed); only a clean (or
+# informational-only) result passes.
+set +e
+cfn-lint --format parseable template.yaml
+lint=$?
+set -e
+if [ $((lint & 7)) -ne 0 ]; then
+  echo "deploy-checks: cfn-lint found errors or warnings (exit $lint)" >&2
+  exit 1
+fi
+
+step "sam validate --lint"
+sam validate --lint --template template.yaml
+
+step "template properties (infra/template_test.py)"
+"$venv/bin/python" -m unittest infra/template_test.py
+
+step "cargo lambda build --release (host architecture)"
+build_args=()
+for f in "${FUNCTIONS[@]}"; do build_args+=(--bin "$f"); done
+cargo lambda build --release --locked "${build_args[@]}"
+for f in "${FUNCTIONS[@]}"; do
+  bootstrap="$CARGO_TARGET_DIR/lambda/$f/bootstrap"
+  [ -x "$bootstrap" ] || { echo "deploy-checks: $bootstrap was not built" >&2; exit 1; }
+  step "  $f: $(du -h "$bootstrap" | cut -f1) ($(stat -c %s "$bootstrap") bytes)"
+done
+
+step "sam build (Architecture=x86_64, offline)"
+build_dir="$CARGO_TARGET_DIR/sam-build"
+rm -rf "$build_dir"
+sam build --template template.yaml --build-dir "$build_dir" \
+  --parameter-overrides Architecture=x86_64
+for f in Webhook Agent Mcp Web; do
+  [ -x "$build_dir/${f}Function/bootstrap" ] || { echo "deploy-checks: sam build made no bootstrap for ${f}Function" >&2; exit 1; }
+done
+
+step "done in $(( $(date +%s) - started )) s"

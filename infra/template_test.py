@@ -1,0 +1,316 @@
+"""Properties of template.yaml that cfn-lint does not check (or checks only loosely): run by
+infra/deploy-checks.sh in the deploy virtualenv (PyYAML comes with cfn-lint).
+
+    python -m unittest infra/template_test.py   # from the repository root
+"""
+import json
+import pathlib
+import unittest
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FUNCTIONS = {"WebhookFunction": "webhook", "AgentFunction": "agent", "McpFunction": "mcp", "WebFunction": "web"}
+VALID_RUNTIMES = {"provided.al2023"}
+TABLE_ACTIONS = {
+    "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem", "dynamodb:TransactWriteItems",
+}
+
+
+class Loader(yaml.SafeLoader):
+    """Reads CloudFormation's short-form tags (!Ref, !Sub, !If …) as {"Fn::…": value}."""
+
+
+def _tag(loader, suffix, node):
+    name = "Ref" if suffix == "Ref" else ("Condition" if suffix == "Condition" else f"Fn::{suffix}")
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+        if suffix == "GetAtt" and isinstance(value, str):
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+Loader.add_multi_constructor("!", _tag)
+
+
+def load(path=ROOT / "template.yaml"):
+    with open(path, encoding="utf-8") as f:
+        return yaml.load(f, Loader=Loader)
+
+
+def statements(function):
+    """Every policy statement of a SAM function, an `Fn::If` resolved to its "true" branch."""
+    out = []
+    for policy in function["Properties"].get("Policies", []):
+        assert isinstance(policy, dict) and "Statement" in policy, f"only inline statements: {policy}"
+        for s in policy["Statement"]:
+            if "Fn::If" in s:
+                s = s["Fn::If"][1]
+            out.append(s)
+    return out
+
+
+def as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def refs(value):
+    """The resource names a Ref/GetAtt/Sub in `value` points to."""
+    text = json.dumps(value)
+    names = set()
+    for key in ('"Ref": "', '"Fn::GetAtt": ["'):
+        for part in text.split(key)[1:]:
+            names.add(part.split('"', 1)[0])
+    return names
+
+
+class TemplateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.t = load()
+        cls.r = cls.t["Resources"]
+        cls.globals = cls.t["Globals"]["Function"]
+
+    def fn(self, name):
+        return self.r[name]["Properties"]
+
+    def test_functions_are_rust_on_provided_al2023_arm64_by_default(self):
+        self.assertIn(self.globals["Runtime"], VALID_RUNTIMES)
+        self.assertEqual(self.globals["Architectures"], [{"Ref": "Architecture"}])
+        arch = self.t["Parameters"]["Architecture"]
+        self.assertEqual(arch["Default"], "arm64")
+        self.assertEqual(set(arch["AllowedValues"]), {"arm64", "x86_64"})
+        for name, binary in FUNCTIONS.items():
+            resource = self.r[name]
+            self.assertEqual(resource["Type"], "AWS::Serverless::Function")
+            self.assertNotIn("Runtime", resource["Properties"], "the runtime is set once, in Globals")
+            self.assertEqual(resource["Metadata"]["BuildMethod"], "rust-cargolambda", name)
+            self.assertEqual(resource["Metadata"]["BuildProperties"]["Binary"], binary, name)
+            cargo = (ROOT / "functions" / binary / "Cargo.toml").read_text()
+            self.assertIn(f'name = "{binary}"', cargo, f"{binary} is not a binary of functions/{binary}")
+            props = resource["Properties"]
+            self.assertIsInstance(props["MemorySize"], int)
+            self.assertIsInstance(props["Timeout"], int)
+            self.assertEqual(props["LoggingConfig"]["LogFormat"], "JSON", name)
+            group = props["LoggingConfig"]["LogGroup"]["Ref"]
+            self.assertEqual(self.r[group]["Type"], "AWS::Logs::LogGroup")
+            self.assertEqual(self.r[group]["Properties"]["RetentionInDays"], {"Ref": "LogRetentionDays"})
+
+    def test_timeouts(self):
+        self.assertLessEqual(self.fn("WebhookFunction")["Timeout"], 15, "the webhook answers fast")
+        agent = self.fn("AgentFunction")["Timeout"]
+        self.assertGreaterEqual(agent, 12 * 60, "12 model calls at 60 s each")
+        self.assertLessEqual(agent, 900, "Lambda's maximum")
+        for name in ("McpFunction", "WebFunction"):
+            self.assertLessEqual(self.fn(name)["Timeout"], 30, "API Gateway's integration limit")
+
+    def test_agent_consumes_the_fifo_queue_reporting_item_failures(self):
+        events = self.fn("AgentFunction")["Events"]
+        self.assertEqual(len(events), 1)
+        (event,) = events.values()
+        self.assertEqual(event["Type"], "SQS")
+        p = event["Properties"]
+        self.assertEqual(p["Queue"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
+        self.assertEqual(p["FunctionResponseTypes"], ["ReportBatchItemFailures"])
+        batch = p["BatchSize"]
+        if isinstance(batch, dict):
+            param = self.t["Parameters"][batch["Ref"]]
+            self.assertLessEqual(param["MaxValue"], 10)
+            self.assertGreaterEqual(param["MinValue"], 1)
+            self.assertLessEqual(param["Default"], 10)
+        else:
+            self.assertLessEqual(batch, 10)
+        concurrency = p["ScalingConfig"]["MaximumConcurrency"]
+        if isinstance(concurrency, dict):
+            param = self.t["Parameters"][concurrency["Ref"]]
+            self.assertGreaterEqual(param["MinValue"], 2, "SQS's minimum maximum concurrency")
+            concurrency = param["Default"]
+        self.assertGreaterEqual(concurrency, 2)
+
+    def test_fifo_queue_and_dead_letter_queue(self):
+        q = self.r["TurnQueue"]["Properties"]
+        self.assertIs(q["FifoQueue"], True)
+        self.assertIs(q.get("ContentBasedDeduplication", False), False, "dedupe ids are explicit")
+        self.assertGreaterEqual(q["VisibilityTimeout"], 6 * self.fn("AgentFunction")["Timeout"])
+        redrive = q["RedrivePolicy"]
+        self.assertEqual(redrive["deadLetterTargetArn"], {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]})
+        self.assertTrue(1 <= redrive["maxReceiveCount"] <= 10)
+        dlq = self.r["DeadLetterQueue"]["Properties"]
+        self.assertIs(dlq["FifoQueue"], True, "a FIFO queue's DLQ must be FIFO")
+        self.assertGreaterEqual(dlq["MessageRetentionPeriod"], 7 * 24 * 3600)
+        alarms = [r["Properties"] for r in self.r.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+        self.assertTrue(any(
+            a["Namespace"] == "AWS/SQS" and a["MetricName"] == "ApproximateNumberOfMessagesVisible"
+            and "DeadLetterQueue" in refs(a["Dimensions"]) for a in alarms), "an alarm on the DLQ's depth")
+
+    def test_table_matches_infra_table_json(self):
+        table = self.r["Table"]
+        self.assertEqual(table["Type"], "AWS::DynamoDB::Table")
+        self.assertEqual(table["DeletionPolicy"], "Retain")
+        self.assertEqual(table["UpdateReplacePolicy"], "Retain")
+        p = table["Properties"]
+        definition = json.loads((ROOT / "infra" / "table.json").read_text())
+        for key in ("AttributeDefinitions", "KeySchema", "BillingMode", "TimeToLiveSpecification"):
+            self.assertEqual(p[key], definition[key], key)
+        self.assertEqual(p["TimeToLiveSpecification"], {"AttributeName": "ttl", "Enabled": True})
+        self.assertIs(p["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"], True)
+        self.assertIs(p["DeletionProtectionEnabled"], True)
+        self.assertNotIn("GlobalSecondaryIndexes", p, "table.json has none")
+
+    def test_secrets_are_parameter_names_never_values(self):
+        secret_vars = {
+            "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_ACCESS_TOKEN", "TELEGRAM_BOT_TOKEN",
+            "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY", "STEWARD_OIDC_CLIENT_SECRET",
+        }
+        for name in FUNCTIONS:
+            env = self.fn(name).get("Environment", {}).get("Variables", {})
+            for var in env:
+                self.assertNotIn(var, secret_vars, f"{name}: {var} would put a secret in the environment")
+        for pname, param in self.t["Parameters"].items():
+            if any(w in pname.lower() for w in ("secret", "token", "apikey")) and pname != "SecretsKmsKeyArn":
+                self.assertTrue(pname.endswith("Param"), f"{pname}: secrets are passed by SSM name")
+                self.assertNotIn("NoEcho", param)
+
+    def policy(self, name):
+        by_sid = {}
+        for s in statements(self.r[name]):
+            self.assertEqual(s["Effect"], "Allow")
+            self.assertNotIn("*", as_list(s["Resource"]), f"{name}: no wildcard resource")
+            for action in as_list(s["Action"]):
+                self.assertNotIn("*", action, f"{name}: no wildcard actions ({action})")
+            by_sid[s["Sid"]] = s
+        return by_sid
+
+    def test_webhook_may_only_enqueue_and_read_its_secrets(self):
+        p = self.policy("WebhookFunction")
+        self.assertEqual(set(p), {"EnqueueTurns", "ReadOwnSecrets", "DecryptOwnSecrets"})
+        self.assertEqual(as_list(p["EnqueueTurns"]["Action"]), ["sqs:SendMessage"])
+        self.assertEqual(p["EnqueueTurns"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
+        self.assert_secret_statements(p, {"WhatsappAppSecretParam", "WhatsappVerifyTokenParam", "TelegramWebhookSecretParam"})
+
+    def test_agent_gets_the_table_its_secrets_and_bedrock_only_when_chosen(self):
+        p = self.policy("AgentFunction")
+        self.assertEqual(set(p), {"Table", "ReadOwnSecrets", "DecryptOwnSecrets", "InvokeModel"})
+        self.assert_table(p["Table"])
+        self.assert_secret_statements(p, {"AnthropicApiKeyParam", "WhatsappAccessTokenParam", "TelegramBotTokenParam"})
+        bedrock = [s for s in self.r["AgentFunction"]["Properties"]["Policies"][0]["Statement"]
+                   if "Fn::If" in s and s["Fn::If"][1].get("Sid") == "InvokeModel"]
+        self.assertEqual(len(bedrock), 1)
+        self.assertEqual(bedrock[0]["Fn::If"][0], "IsBedrock")
+        self.assertEqual(self.t["Conditions"]["IsBedrock"], {"Fn::Equals": [{"Ref": "ModelProvider"}, "bedrock"]})
+        self.assertEqual(as_list(p["InvokeModel"]["Action"]), ["bedrock:InvokeModel"])
+
+    def test_mcp_gets_the_table_only(self):
+        p = self.policy("McpFunction")
+        self.assertEqual(set(p), {"Table"})
+        self.assert_table(p["Table"])
+
+    def test_web_gets_the_table_the_queue_and_its_secret(self):
+        p = self.policy("WebFunction")
+        self.assertEqual(set(p), {"Table", "EnqueueTurns", "ReadOwnSecrets", "DecryptOwnSecrets"})
+        self.assert_table(p["Table"])
+        self.assertEqual(as_list(p["EnqueueTurns"]["Action"]), ["sqs:SendMessage"])
+        self.assertEqual(p["EnqueueTurns"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
+        self.assert_secret_statements(p, {"OidcClientSecretParam"})
+
+    def assert_table(self, s):
+        self.assertEqual(set(as_list(s["Action"])), TABLE_ACTIONS)
+        self.assertEqual(s["Resource"], {"Fn::GetAtt": ["Table", "Arn"]})
+
+    def assert_secret_statements(self, p, params):
+        read = p["ReadOwnSecrets"]
+        self.assertEqual(as_list(read["Action"]), ["ssm:GetParameter"])
+        self.assertEqual(refs(read["Resource"]) - {"AWS::NoValue"}, set(),
+                         "parameters are named through Sub, never a wildcard")
+        self.assertEqual({p for p in params if p in json.dumps(read["Resource"])}, params)
+        text = json.dumps(read["Resource"])
+        for other in self.t["Parameters"]:
+            if other.endswith("Param") and other not in params:
+                self.assertNotIn("${" + other + "}", text, f"reads another function's secret {other}")
+        decrypt = p["DecryptOwnSecrets"]
+        self.assertEqual(as_list(decrypt["Action"]), ["kms:Decrypt"])
+        self.assertIn("kms:ViaService", decrypt["Condition"]["StringEquals"])
+
+    def test_routes(self):
+        integrations = {n: r["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
+                        for n, r in self.r.items() if r["Type"] == "AWS::ApiGatewayV2::Integration"}
+        routes = {}
+        for r in self.r.values():
+            if r["Type"] == "AWS::ApiGatewayV2::Route":
+                target = r["Properties"]["Target"]["Fn::Sub"]
+                routes[r["Properties"]["RouteKey"]] = integrations[target.split("${", 1)[1].rstrip("}")]
+        self.assertEqual(routes, {
+            "ANY /webhooks/{proxy+}": "WebhookFunction",
+            "GET /healthz": "WebhookFunction",
+            "ANY /mcp": "McpFunction",
+            "ANY /": "WebFunction",
+            "ANY /app": "WebFunction",
+            "ANY /app/{proxy+}": "WebFunction",
+            "ANY /api/{proxy+}": "WebFunction",
+            "ANY /e/{proxy+}": "WebFunction",
+        })
+        for r in self.r.values():
+            if r["Type"] == "AWS::ApiGatewayV2::Integration":
+                self.assertEqual(r["Properties"]["PayloadFormatVersion"], "2.0")
+        stages = [r["Properties"] for r in self.r.values() if r["Type"] == "AWS::ApiGatewayV2::Stage"]
+        self.assertEqual([s["StageName"] for s in stages], ["$default"])
+        for name in ("WebhookFunction", "McpFunction", "WebFunction"):
+            self.assertTrue(any(r["Type"] == "AWS::Lambda::Permission"
+                                and r["Properties"]["FunctionName"] == {"Ref": name} for r in self.r.values()))
+
+    def test_cognito_is_optional(self):
+        for name in ("UserPool", "UserPoolClient", "UserPoolDomain"):
+            self.assertEqual(self.r[name]["Condition"], "CreateCognito")
+        self.assertIs(self.r["UserPoolClient"]["Properties"]["GenerateSecret"], False)
+
+    def test_outputs(self):
+        for name in ("WhatsappWebhookUrl", "TelegramWebhookUrl", "McpUrl", "WebUrl"):
+            self.assertIn(name, self.t["Outputs"])
+
+
+class CheckerCatchesMistakes(unittest.TestCase):
+    """The checks above fail on the mistakes cfn-lint lets through."""
+
+    def mutated(self, change):
+        t = load()
+        change(t)
+        case = TemplateTest()
+        TemplateTest.t, TemplateTest.r, TemplateTest.globals = t, t["Resources"], t["Globals"]["Function"]
+        return case
+
+    def tearDown(self):
+        TemplateTest.setUpClass()
+
+    def test_a_misspelled_response_type_fails(self):
+        def change(t):
+            t["Resources"]["AgentFunction"]["Properties"]["Events"]["Turns"]["Properties"]["FunctionResponseTypes"] = ["ReportBatchItemFailure"]
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_agent_consumes_the_fifo_queue_reporting_item_failures()
+
+    def test_an_invalid_runtime_fails(self):
+        def change(t):
+            t["Globals"]["Function"]["Runtime"] = "provided.al2024"
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_functions_are_rust_on_provided_al2023_arm64_by_default()
+
+    def test_a_short_visibility_timeout_fails(self):
+        def change(t):
+            t["Resources"]["TurnQueue"]["Properties"]["VisibilityTimeout"] = 900
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_fifo_queue_and_dead_letter_queue()
+
+    def test_a_broad_webhook_policy_fails(self):
+        def change(t):
+            t["Resources"]["WebhookFunction"]["Properties"]["Policies"][0]["Statement"].append(
+                {"Sid": "Table", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::GetAtt": ["Table", "Arn"]}})
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_webhook_may_only_enqueue_and_read_its_secrets()
+
+
+if __name__ == "__main__":
+    unittest.main()
