@@ -6,7 +6,7 @@ mod support;
 
 mod account;
 mod auth;
-mod events_ui;
-mod public;
 mod chat;
+mod events_ui;
 mod oidc;
+mod public;
