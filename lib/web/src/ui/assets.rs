@@ -10,6 +10,7 @@ use crate::app::WebState;
 
 const STYLE: &str = include_str!("assets/style.css");
 const SCRIPT: &str = include_str!("assets/app.js");
+const ICON: &str = include_str!("assets/icon.svg");
 
 /// Browsers may reuse the assets for an hour: long enough to save requests, short enough that a
 /// new release shows up the same day without versioned file names.
@@ -26,6 +27,16 @@ pub(super) fn routes() -> Router<WebState> {
                         (CACHE_CONTROL, ASSET_CACHE),
                     ],
                     STYLE,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/app/assets/icon.svg",
+            get(|| async {
+                (
+                    [(CONTENT_TYPE, "image/svg+xml"), (CACHE_CONTROL, ASSET_CACHE)],
+                    ICON,
                 )
                     .into_response()
             }),

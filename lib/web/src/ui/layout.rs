@@ -29,6 +29,7 @@ fn head(title: &str) -> Markup {
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · " (PRODUCT) }
             link rel="stylesheet" href={ (ASSETS_PATH) "/style.css" };
+            link rel="icon" type="image/svg+xml" href={ (ASSETS_PATH) "/icon.svg" };
             script src={ (ASSETS_PATH) "/app.js" } defer {}
         }
     }
