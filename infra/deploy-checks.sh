@@ -66,6 +66,13 @@ step "template properties (infra/template_test.py)"
 "$venv/bin/python" -m unittest infra/template_test.py
 
 step "cargo lambda build --release (host architecture)"
+# CI builds the release profile with quicker settings (no LTO, more codegen units, opt-level 1):
+# a fresh machine compiles every dependency a second time here, and the full profile took over
+# half an hour on a loaded 2-core machine. The check is that the four functions build and link
+# with cargo-lambda; `sam build` / `cargo lambda build --release` outside CI use the full profile.
+export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-64}"
+export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}"
 build_args=()
 for f in "${FUNCTIONS[@]}"; do build_args+=(--bin "$f"); done
 cargo lambda build --release --locked "${build_args[@]}"

@@ -35,7 +35,10 @@ pub(super) fn routes() -> Router<WebState> {
             "/app/assets/icon.svg",
             get(|| async {
                 (
-                    [(CONTENT_TYPE, "image/svg+xml"), (CACHE_CONTROL, ASSET_CACHE)],
+                    [
+                        (CONTENT_TYPE, "image/svg+xml"),
+                        (CACHE_CONTROL, ASSET_CACHE),
+                    ],
                     ICON,
                 )
                     .into_response()
