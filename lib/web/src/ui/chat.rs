@@ -49,7 +49,7 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
             }
             // Empty until the script writes "Working…" into it (a live region must exist
             // before its text changes to be announced).
-            p #chat-working .working role="status" {}
+            p #chat-working .working role="status" aria-live="polite" {}
             p #chat-error .error role="alert" hidden {}
             noscript { p.error { "The chat needs JavaScript. Everything else in Steward works without it." } }
             form #chat-form .chat-form method="post" action=(MESSAGES_PATH) {
