@@ -41,7 +41,8 @@ fn render(
             h1 { "Sign in" }
             p.muted { "Development sign-in: this Steward runs on your machine, so a name is enough. \
                        The first sign-in with a name creates that account." }
-            @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+            // Every problem here is about the name, the form's one field.
+            @if let Some(problem) = problem { p.error role="alert" #sign-in-problem data-field="name" { (problem) } }
             form method="post" action=(SIGN_IN_PATH) .card {
                 (token.field())
                 label for="name" { "Your name" }

@@ -14,6 +14,7 @@ use steward_harness::ServiceError;
 
 use crate::app::WebState;
 use crate::auth::csrf::FormToken;
+use crate::ui::respond::FormProblem;
 use crate::ui::{grid, layout, respond};
 
 /// The question the optional message field is stored under (as a registration answer).
@@ -86,7 +87,7 @@ pub fn render(
     token: &FormToken,
     jar: CookieJar,
     typed: &Typed,
-    problem: Option<&str>,
+    problem: Option<&FormProblem>,
     status: StatusCode,
 ) -> Response {
     let page = layout::bare_page(&event.name, body(event, token, typed, problem));
@@ -97,7 +98,12 @@ pub fn render(
     (status, jar, page).into_response()
 }
 
-fn body(event: &PublicEvent, token: &FormToken, typed: &Typed, problem: Option<&str>) -> Markup {
+fn body(
+    event: &PublicEvent,
+    token: &FormToken,
+    typed: &Typed,
+    problem: Option<&FormProblem>,
+) -> Markup {
     let days: Vec<String> = event.dates.iter().map(|d| when::fmt_day(*d)).collect();
     let grid = grid::Grid::from_public(&event.timetable);
     let cancelled = event.status == EventStatus::Cancelled;
@@ -138,7 +144,7 @@ fn registration_part(
     event: &PublicEvent,
     token: &FormToken,
     typed: &Typed,
-    problem: Option<&str>,
+    problem: Option<&FormProblem>,
 ) -> Markup {
     match event.registration {
         RegistrationState::Open {
@@ -151,7 +157,7 @@ fn registration_part(
             @if let Some(closes) = closes_at {
                 p.muted { "Registration closes " (when::fmt_datetime(closes)) "." }
             }
-            @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+            @if let Some(problem) = problem { (problem.render("register-problem")) }
             form.card method="post" action={ (event.slug.path()) "/register" } {
                 (token.field())
                 label for="reg-name" { "Your name" }
@@ -177,9 +183,9 @@ fn registration_part(
     }
 }
 
-fn closed(text: &str, problem: Option<&str>) -> Markup {
+fn closed(text: &str, problem: Option<&FormProblem>) -> Markup {
     html! {
-        @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+        @if let Some(problem) = problem { (problem.render("register-problem")) }
         p.card { (text) }
     }
 }

@@ -84,7 +84,7 @@ pub async fn submit(
         }
         Err(e @ ServiceError::NotFound { .. }) => page::public_error(&e),
         Err(e) if e.is_expected() => {
-            let problem = respond::message_of(&e);
+            let problem = respond::FormProblem::of(&e);
             match registration::public_event(table, clock, &slug).await {
                 Ok(event) => page::render(
                     &state,

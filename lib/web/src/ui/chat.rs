@@ -2,6 +2,10 @@
 //! page is a shell; the script (`assets/app.js`) reads and sends messages through the chat
 //! API ([`crate::chat_api`]), shows a "working…" line while a turn runs and renders replies'
 //! buttons as buttons that post themselves back.
+//!
+//! For screen readers the log is a polite live region (each new message is read with who
+//! said it) and the working line a status region that is always present and only changes its
+//! text, so "Working…" is announced when a turn starts.
 
 use axum::Router;
 use axum::extract::State;
@@ -43,7 +47,9 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
                 p #chat-empty .muted { "No messages yet. Ask for something, for example: \
                                         \u{201c}create an event called Spring Meetup next Saturday\u{201d}." }
             }
-            p #chat-working .working aria-live="polite" hidden { "Working\u{2026}" }
+            // Empty until the script writes "Working…" into it (a live region must exist
+            // before its text changes to be announced).
+            p #chat-working .working role="status" aria-live="polite" {}
             p #chat-error .error role="alert" hidden {}
             noscript { p.error { "The chat needs JavaScript. Everything else in Steward works without it." } }
             form #chat-form .chat-form method="post" action=(MESSAGES_PATH) {

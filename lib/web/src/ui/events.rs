@@ -18,7 +18,7 @@ use super::event::fields::{self, Fields};
 use super::event::page::status_badge;
 use super::event::{Done, event_path};
 use super::layout;
-use super::respond::UiError;
+use super::respond::{FormProblem, UiError};
 use crate::app::WebState;
 use crate::auth::{SignedIn, csrf};
 
@@ -53,7 +53,7 @@ async fn render(
     ctx: &Ctx,
     signed: &SignedIn,
     notice: Option<&str>,
-    problem: Option<&str>,
+    problem: Option<&FormProblem>,
     typed: &Fields,
     status: StatusCode,
 ) -> Result<Response, UiError> {
@@ -88,9 +88,9 @@ async fn render(
     Ok((status, page).into_response())
 }
 
-fn create_form(signed: &SignedIn, problem: Option<&str>, typed: &Fields) -> Markup {
+fn create_form(signed: &SignedIn, problem: Option<&FormProblem>, typed: &Fields) -> Markup {
     html! {
-        @if let Some(p) = problem { p.error role="alert" { (p) } }
+        @if let Some(p) = problem { (p.render("new-event-problem")) }
         form.card method="post" action=(CREATE_PATH) {
             (csrf::field(&signed.session))
             label for="new-name" { "Name" }
@@ -147,7 +147,11 @@ async fn create(
                 &ctx,
                 &signed,
                 None,
-                Some(&e.to_string()),
+                Some(
+                    &FormProblem::of(&e)
+                        .renamed("start_time", "start")
+                        .renamed("end_time", "end"),
+                ),
                 &f,
                 StatusCode::UNPROCESSABLE_ENTITY,
             )

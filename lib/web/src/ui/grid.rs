@@ -2,6 +2,10 @@
 //! session in its room's column spanning the rows it runs through. Fed by the organiser's
 //! timetable ([`Grid::from_view`]) and by the public page ([`Grid::from_public`]) through one
 //! small view type, so both pages show the same grid.
+//!
+//! For screen readers each day is a real table named by its heading: the rooms are column
+//! headers and the start times row headers, so a session's cell reads as "Hall, 10:00,
+//! Opening keynote".
 
 use std::collections::BTreeSet;
 
@@ -174,10 +178,11 @@ fn layout(grid: &Grid, day: Date) -> Vec<(Time, Vec<Cell<'_>>)> {
 
 fn day_table(grid: &Grid, day: Date) -> Markup {
     let rows = layout(grid, day);
+    let heading = format!("timetable-{day}");
     html! {
-        h3 { (when::fmt_day(day)) }
+        h3 #(heading) { (when::fmt_day(day)) }
         div.table-wrap {
-            table.timetable {
+            table.timetable aria-labelledby=(heading) {
                 thead {
                     tr {
                         th.time scope="col" { "Time" }
@@ -187,7 +192,7 @@ fn day_table(grid: &Grid, day: Date) -> Markup {
                 tbody {
                     @for (start, cells) in &rows {
                         tr {
-                            td.time { (when::fmt_time(*start)) }
+                            th.time scope="row" { (when::fmt_time(*start)) }
                             @for cell in cells {
                                 @match cell {
                                     Cell::Empty => { td {} }
@@ -251,13 +256,24 @@ mod tests {
         );
         let html = timetable_grid(&grid).into_string();
         assert!(html.contains("<th scope=\"col\">Aula</th><th scope=\"col\">Lab</th>"));
+        // Start times head the rows; the day's heading names the table.
+        assert!(
+            html.contains("<th class=\"time\" scope=\"row\">09:00</th>"),
+            "{html}"
+        );
+        assert!(html.contains("<h3 id=\"timetable-2026-06-15\">"), "{html}");
+        assert!(
+            html.contains("aria-labelledby=\"timetable-2026-06-15\""),
+            "{html}"
+        );
         assert!(html.contains("rowspan=\"2\""), "{html}");
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
         assert!(html.contains("09:00–11:00"));
         assert!(html.contains("Ada &lt;b&gt;"));
         // The second row has the time and the Lab cell only (Aula is covered).
         let second_row = html.split("<tr>").nth(3).unwrap();
-        assert_eq!(second_row.matches("<td").count(), 2, "{second_row}");
+        assert_eq!(second_row.matches("<th").count(), 1, "{second_row}");
+        assert_eq!(second_row.matches("<td").count(), 1, "{second_row}");
     }
 
     #[test]

@@ -42,9 +42,10 @@ pub fn app_page(title: &str, current: &str, session: &Session, body: Markup) -> 
         html lang="en" {
             (head(title))
             body {
+                (skip_link())
                 header.top {
                     a.brand href="/app" { (PRODUCT) }
-                    nav {
+                    nav aria-label="Steward" {
                         @for (path, label) in NAV {
                             @if path == current {
                                 a href=(path) aria-current="page" { (label) }
@@ -58,10 +59,18 @@ pub fn app_page(title: &str, current: &str, session: &Session, body: Markup) -> 
                         button.link type="submit" { "Sign out" }
                     }
                 }
-                main { (body) }
+                main #(MAIN_ID) { (body) }
             }
         }
     }
+}
+
+/// The id of every page's `main`, the target of the skip link.
+pub const MAIN_ID: &str = "main";
+
+/// "Skip to content": the first Tab stop, so keyboard users can pass the navigation.
+fn skip_link() -> Markup {
+    html! { a.skip href={ "#" (MAIN_ID) } { "Skip to content" } }
 }
 
 /// A page without the app's navigation: sign-in, public event pages, errors.
@@ -71,7 +80,8 @@ pub fn bare_page(title: &str, body: Markup) -> Markup {
         html lang="en" {
             (head(title))
             body.bare {
-                main { (body) }
+                (skip_link())
+                main #(MAIN_ID) { (body) }
             }
         }
     }

@@ -14,7 +14,7 @@ use steward_harness::{TimeZoneName, accounts};
 use crate::app::WebState;
 use crate::auth::{SignedIn, csrf};
 use crate::ui::layout;
-use crate::ui::respond::{UiError, message_of, status_of};
+use crate::ui::respond::{FormProblem, UiError, status_of};
 
 /// The settings page.
 pub const SETTINGS_PATH: &str = "/app/settings";
@@ -71,9 +71,9 @@ pub struct SettingsQuery {
     pub saved: Option<String>,
 }
 
-fn form(signed_in: &SignedIn, values: &SettingsForm, problem: Option<&str>) -> Markup {
+fn form(signed_in: &SignedIn, values: &SettingsForm, problem: Option<&FormProblem>) -> Markup {
     html! {
-        @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+        @if let Some(problem) = problem { (problem.render("settings-problem")) }
         form.card method="post" action=(SETTINGS_PATH) {
             (csrf::field(&signed_in.session))
             label for="name" { "Your name" }
@@ -128,7 +128,7 @@ async fn save(
         Ok(()) => Redirect::to(&format!("{SETTINGS_PATH}?saved=1")).into_response(),
         Err(e) => {
             let status = status_of(&e);
-            let problem = message_of(&e);
+            let problem = FormProblem::of(&e);
             (
                 status,
                 page(&signed_in, None, form(&signed_in, &values, Some(&problem))),

@@ -22,7 +22,7 @@ use crate::app::WebState;
 use crate::auth::{SignedIn, csrf};
 use crate::mcp::MCP_PATH;
 use crate::ui::layout;
-use crate::ui::respond::{UiError, message_of, status_of};
+use crate::ui::respond::{FormProblem, UiError, status_of};
 
 /// The tokens page; creating a token posts here too.
 pub const TOKENS_PATH: &str = "/app/tokens";
@@ -86,7 +86,7 @@ fn token_list(signed_in: &SignedIn, tokens: &[TokenRecord], tz: &TimeZoneName) -
                                     } @else {
                                         form.inline method="post" action=(revoke_path(&token.id)) {
                                             (csrf::field(&signed_in.session))
-                                            button.danger type="submit" { "Revoke" }
+                                            button.danger type="submit" { "Revoke" span.visually-hidden { " " (token.label) } }
                                         }
                                     }
                                 }
@@ -99,10 +99,10 @@ fn token_list(signed_in: &SignedIn, tokens: &[TokenRecord], tz: &TimeZoneName) -
     }
 }
 
-fn create_form(signed_in: &SignedIn, label: &str, problem: Option<&str>) -> Markup {
+fn create_form(signed_in: &SignedIn, label: &str, problem: Option<&FormProblem>) -> Markup {
     html! {
         h2 { "New token" }
-        @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+        @if let Some(problem) = problem { (problem.render("token-problem")) }
         form.card method="post" action=(TOKENS_PATH) {
             (csrf::field(&signed_in.session))
             label for="label" { "Label" }
@@ -137,7 +137,7 @@ async fn render(
     signed_in: &SignedIn,
     top: Markup,
     label: &str,
-    problem: Option<&str>,
+    problem: Option<&FormProblem>,
 ) -> Result<Markup, ServiceError> {
     let profile = accounts::profile(&signed_in.ctx(state)).await?;
     let tokens = list_tokens(state.table().as_ref(), signed_in.user()).await?;
@@ -189,7 +189,7 @@ async fn create(
             render(&state, &signed_in, created(&state, &new), "", None).await,
         ),
         Err(e) => {
-            let problem = message_of(&e);
+            let problem = FormProblem::of(&e);
             (
                 status_of(&e),
                 render(&state, &signed_in, html! {}, &form.label, Some(&problem)).await,

@@ -5,7 +5,13 @@
 // (GET /api/chat/messages?after=N), sends messages and button clicks
 // (POST, with the session's CSRF token from <meta name="csrf-token"> as X-CSRF-Token),
 // shows "Working…" while a turn runs, and polls every second while working, every few
-// seconds otherwise.
+// seconds otherwise. Screen readers hear new messages through the log's live region (each
+// starts with a hidden "You:" or "Steward:") and "Working…" through a status region whose text
+// changes (it is never hidden, only emptied).
+//
+// Every page: after a form came back with a problem, the field at fault (named by the
+// error's data-field, or the form's only field) is marked aria-invalid, described by the
+// error, and focused.
 (function () {
   "use strict";
 
@@ -54,8 +60,13 @@
     return serverWorking || (awaiting !== null && Date.now() - awaiting.at < AWAIT_REPLY_MAX_MS);
   }
 
+  var WORKING_TEXT = "Working\u2026";
+
   function updateWorking() {
-    working.hidden = !isWorking();
+    var text = isWorking() ? WORKING_TEXT : "";
+    if (working.textContent !== text) {
+      working.textContent = text;
+    }
   }
 
   function schedule(ms) {
@@ -75,10 +86,16 @@
     }
     var div = document.createElement("div");
     div.className = "msg " + (m.role === "user" ? "user" : "assistant");
+    var who = document.createElement("span");
+    who.className = "visually-hidden";
+    who.textContent = m.role === "user" ? "You: " : "Steward: ";
     if (m.text) {
       var p = document.createElement("p");
-      p.textContent = m.text;
+      p.appendChild(who);
+      p.appendChild(document.createTextNode(m.text));
       div.appendChild(p);
+    } else {
+      div.appendChild(who);
     }
     if (m.reaction) {
       var r = document.createElement("p");
@@ -104,6 +121,10 @@
               row.querySelectorAll("button").forEach(function (each) {
                 each.disabled = false;
               });
+            }
+            // The pressed button is now disabled: keep the keyboard focus somewhere useful.
+            if (document.activeElement === null || document.activeElement === document.body || document.activeElement.disabled) {
+              input.focus();
             }
           });
         });
@@ -250,4 +271,69 @@
   });
 
   poll();
+})();
+
+// Every page: a form that came back with a problem. The server draws the problem as
+// <p class="error" role="alert" id=… data-field=…> just before its form (or before a block
+// holding it). The field named by data-field is marked aria-invalid and described by the
+// problem, and the first such field takes the focus, so a screen reader reads the field with
+// its problem and a keyboard user is where the fix goes. A problem blaming no field of its
+// form takes the focus itself instead (when no field does).
+(function () {
+  "use strict";
+
+  function formAfter(error) {
+    for (var el = error.nextElementSibling; el; el = el.nextElementSibling) {
+      if (el.tagName === "FORM") {
+        return el;
+      }
+      var inside = el.querySelector("form");
+      if (inside) {
+        return inside;
+      }
+    }
+    return null;
+  }
+
+  function fieldOf(form, name) {
+    if (!form || !name) {
+      return null;
+    }
+    for (var i = 0; i < form.elements.length; i += 1) {
+      var el = form.elements[i];
+      if (el.name === name && el.type !== "hidden" && !el.disabled) {
+        return el;
+      }
+    }
+    return null;
+  }
+
+  var firstField = null;
+  var firstError = null;
+  var errors = document.querySelectorAll("p.error[role=alert][id]");
+  for (var i = 0; i < errors.length; i += 1) {
+    var error = errors[i];
+    if (error.hidden || !error.textContent.trim()) {
+      continue;
+    }
+    var field = fieldOf(formAfter(error), error.getAttribute("data-field"));
+    if (field) {
+      field.setAttribute("aria-invalid", "true");
+      var described = field.getAttribute("aria-describedby");
+      field.setAttribute("aria-describedby", described ? described + " " + error.id : error.id);
+      firstField = firstField || field;
+    } else {
+      firstError = firstError || error;
+    }
+  }
+  if (firstField) {
+    var details = firstField.closest("details");
+    if (details) {
+      details.open = true;
+    }
+    firstField.focus();
+  } else if (firstError) {
+    firstError.tabIndex = -1;
+    firstError.focus();
+  }
 })();

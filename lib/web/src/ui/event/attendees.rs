@@ -40,7 +40,7 @@ pub fn section(v: &View<'_>) -> Markup {
             } @else {
                 div.table-wrap {
                     table.attendees {
-                        thead { tr { th { "Name" } th { "E-mail" } th { "Status" } th { "Source" } th { "Registered" } th { "Answers" } th {} } }
+                        thead { tr { th { "Name" } th { "E-mail" } th { "Status" } th { "Source" } th { "Registered" } th { "Answers" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for a in &d.attendees {
                                 tr {
@@ -60,7 +60,7 @@ pub fn section(v: &View<'_>) -> Markup {
                                         @if a.status == AttendeeStatus::Registered && v.changeable() {
                                             form.inline method="post" action=(v.action(&format!("attendees/{}/withdraw", a.id))) {
                                                 (v.csrf())
-                                                button.link type="submit" { "Withdraw" }
+                                                button.link type="submit" { "Withdraw" span.visually-hidden { " " (a.name) } }
                                             }
                                         }
                                     }

@@ -33,7 +33,7 @@ use steward_harness::{Ctx, ServiceError};
 use self::fields::Fields;
 use crate::app::WebState;
 use crate::auth::SignedIn;
-use crate::ui::respond::UiError;
+use crate::ui::respond::{FormProblem, UiError};
 
 /// The path of an event's page.
 pub fn event_path(id: &EventId) -> String {
@@ -64,6 +64,8 @@ pub struct Problem {
     pub form: &'static str,
     /// What is wrong, in words.
     pub message: String,
+    /// The `name` of the form field at fault, when one is (marked invalid and focused).
+    pub field: Option<String>,
     /// The fields as posted.
     pub fields: Fields,
 }
@@ -230,9 +232,13 @@ pub(crate) async fn finish(
         Ok(Outcome::Page(page)) => page,
         Err(e @ ServiceError::NotFound { .. }) => UiError(e).into_response(),
         Err(e) if e.is_expected() => {
+            let blamed = FormProblem::of(&e)
+                .renamed("start_time", "start")
+                .renamed("end_time", "end");
             let problem = Problem {
                 form,
                 message: e.to_string(),
+                field: blamed.field,
                 fields,
             };
             page::render(state, signed, ctx, id, None, Some(&problem))

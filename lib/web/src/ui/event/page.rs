@@ -19,7 +19,7 @@ use super::{event_path, rooms as rooms_ui, sessions as sessions_ui};
 use crate::app::WebState;
 use crate::auth::{SignedIn, csrf};
 use crate::ui::layout;
-use crate::ui::respond::UiError;
+use crate::ui::respond::{FormProblem, UiError};
 
 /// Everything about one event the page shows.
 #[derive(Debug, Clone)]
@@ -97,11 +97,13 @@ impl View<'_> {
         self.problem.is_some_and(|p| p.form == form)
     }
 
-    /// The problem's message, where `form` is drawn.
+    /// The problem's message, where `form` is drawn (just before the form): announced, with
+    /// the id `<form>-problem` and the field at fault for the page script
+    /// ([`FormProblem::render`]).
     pub fn problem_of(&self, form: &str) -> Markup {
         html! {
             @if let Some(p) = self.problem.filter(|p| p.form == form) {
-                p.error role="alert" { (p.message) }
+                (FormProblem::new(p.message.clone(), p.field.as_deref()).render(&format!("{form}-problem")))
             }
         }
     }
@@ -141,7 +143,7 @@ pub async fn render(
         @if let Some(p) = problem {
             p.error role="alert" { "Not saved — see below: " (p.message) }
         }
-        nav.sections {
+        nav.sections aria-label="Sections of this event" {
             a href="#details" { "Details" } " · "
             a href="#registration" { "Registration" } " · "
             a href="#rooms" { "Rooms" } " · "

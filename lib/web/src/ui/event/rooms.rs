@@ -44,7 +44,7 @@ pub fn section(v: &View<'_>) -> Markup {
             } @else {
                 div.table-wrap {
                     table {
-                        thead { tr { th { "Room" } th { "Seats" } th { "Hours" } th {} } }
+                        thead { tr { th { "Room" } th { "Seats" } th { "Hours" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for r in rooms {
                                 tr {
@@ -55,7 +55,7 @@ pub fn section(v: &View<'_>) -> Markup {
                                         @if v.changeable() {
                                             form.inline method="post" action=(v.action(&format!("rooms/{}/remove", r.id))) {
                                                 (v.csrf())
-                                                button.link type="submit" { "Remove" }
+                                                button.link type="submit" { "Remove" span.visually-hidden { " " (r.name) } }
                                             }
                                         }
                                     }

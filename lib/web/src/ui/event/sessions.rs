@@ -79,7 +79,7 @@ pub fn section(v: &View<'_>) -> Markup {
             } @else {
                 div.table-wrap {
                     table {
-                        thead { tr { th { "Title" } th { "Length" } th { "Speakers" } th { "Track" } th { "Needs" } th { "After" } th {} } }
+                        thead { tr { th { "Title" } th { "Length" } th { "Speakers" } th { "Track" } th { "Needs" } th { "After" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for s in &d.sessions {
                                 tr {
@@ -93,7 +93,7 @@ pub fn section(v: &View<'_>) -> Markup {
                                         @if v.changeable() {
                                             form.inline method="post" action=(v.action(&format!("sessions/{}/remove", s.id))) {
                                                 (v.csrf())
-                                                button.link type="submit" { "Remove" }
+                                                button.link type="submit" { "Remove" span.visually-hidden { " " (s.title) } }
                                             }
                                         }
                                     }
