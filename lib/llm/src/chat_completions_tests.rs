@@ -7,11 +7,19 @@ fn arguments_must_be_one_json_object() {
     assert_eq!(parse_arguments("  "), Ok(json!({})), "no arguments at all");
     assert!(
         parse_arguments(r#"{"a": 1"#)
-            .unwrap_err()
+            .expect_err("must fail")
             .contains("not valid JSON")
     );
-    assert!(parse_arguments("[1]").unwrap_err().contains("an array"));
-    assert!(parse_arguments(r#""{}""#).unwrap_err().contains("a string"));
+    assert!(
+        parse_arguments("[1]")
+            .expect_err("must fail")
+            .contains("an array")
+    );
+    assert!(
+        parse_arguments(r#""{}""#)
+            .expect_err("must fail")
+            .contains("a string")
+    );
 }
 
 #[test]
