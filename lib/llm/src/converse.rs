@@ -28,6 +28,9 @@ use crate::wire::{
     RedactedThinkingBlock, Role, StopReason, ThinkingBlock, ToolResultContent, Usage,
 };
 
+/// Put before a failed tool's result for models without the `status` field.
+const TOOL_ERROR_PREFIX: &str = "Error: ";
+
 /// What a Bedrock model accepts beyond text and tools, judged from its id.
 ///
 /// An application inference profile ARN does not say which model it serves, so it gets
@@ -36,8 +39,8 @@ use crate::wire::{
 pub struct ConverseFeatures {
     /// Prompt-cache checkpoints (`cachePoint` blocks): Claude and Amazon Nova models.
     pub cache_points: bool,
-    /// Anthropic request fields (thinking, effort, betas) and signed reasoning replayed in the
-    /// history: Claude models.
+    /// Anthropic request fields (thinking, effort, betas), signed reasoning replayed in the
+    /// history, and the `status` of a tool result: Claude models.
     pub anthropic_fields: bool,
 }
 
@@ -259,21 +262,27 @@ fn message_blocks(
                     }
                     _ => {}
                 }
+                let failed = result.is_error == Some(true);
                 if content.is_empty() {
                     // Converse rejects a blank result; say plainly that it was empty.
                     content.push(bt::ToolResultContentBlock::Text("(no output)".to_owned()));
                 }
-                let status = if result.is_error == Some(true) {
-                    bt::ToolResultStatus::Error
-                } else {
-                    bt::ToolResultStatus::Success
-                };
+                // Only Claude models take the `status` field; others read the failure from
+                // the text, as on Chat Completions.
+                let status =
+                    (failed && features.anthropic_fields).then_some(bt::ToolResultStatus::Error);
+                if failed
+                    && !features.anthropic_fields
+                    && let Some(bt::ToolResultContentBlock::Text(first)) = content.first_mut()
+                {
+                    first.insert_str(0, TOOL_ERROR_PREFIX);
+                }
                 (
                     bt::ContentBlock::ToolResult(
                         bt::ToolResultBlock::builder()
                             .tool_use_id(&result.tool_use_id)
                             .set_content(Some(content))
-                            .status(status)
+                            .set_status(status)
                             .build()
                             .map_err(build_error)?,
                     ),

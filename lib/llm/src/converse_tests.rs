@@ -116,3 +116,41 @@ fn a_cache_ttl_and_redacted_reasoning_are_carried_to_claude() {
         )))
     );
 }
+
+#[test]
+fn a_failed_tool_result_has_a_status_on_claude_and_a_prefix_elsewhere() {
+    let messages = || {
+        vec![
+            Message::user_text("add a room"),
+            Message::assistant(vec![ContentBlock::tool_use("t1", "add_room", json!({}))]),
+            Message::user(vec![ContentBlock::tool_result(
+                "t1",
+                "No such event.",
+                true,
+            )]),
+        ]
+    };
+    let result = |model: &str| {
+        let input = to_converse(&CreateRequest::new(model, 10, messages()), &[]).expect("input");
+        match &input.messages[2].content[0] {
+            bt::ContentBlock::ToolResult(result) => result.clone(),
+            other => panic!("not a tool result: {other:?}"),
+        }
+    };
+    let claude = result("global.anthropic.claude-sonnet-5-5");
+    assert_eq!(claude.status, Some(bt::ToolResultStatus::Error));
+    assert_eq!(
+        claude.content,
+        vec![bt::ToolResultContentBlock::Text(
+            "No such event.".to_owned()
+        )]
+    );
+    let llama = result("meta.llama3-3-70b-instruct-v1:0");
+    assert_eq!(llama.status, None);
+    assert_eq!(
+        llama.content,
+        vec![bt::ToolResultContentBlock::Text(
+            "Error: No such event.".to_owned()
+        )]
+    );
+}

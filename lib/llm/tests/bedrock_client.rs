@@ -198,7 +198,7 @@ async fn a_tool_round_trip_maps_every_block_and_signs_the_request() {
                                  "input": {"name": "Spring Open", "starts_at": "2026-12-05T09:00"}}}
                 ]},
                 {"role": "user", "content": [
-                    {"toolResult": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "status": "success",
+                    {"toolResult": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
                                     "content": [{"text": "Created Spring Open (evt_1)."}]}},
                     cache_point
                 ]}
