@@ -1,28 +1,43 @@
-//! Claude on Amazon Bedrock: `InvokeModel` with the Messages API body, IAM credentials, no key.
+//! Any model on Amazon Bedrock through the Converse API, with IAM credentials and no key.
+//!
+//! Converse covers everything the harness uses (system prompt, tools and their results, cache
+//! points, reasoning with signatures, usage with cache reads and writes, every stop reason), and
+//! Claude-only request fields (thinking, effort, betas) travel in its
+//! `additionalModelRequestFields`, so `InvokeModel` is not used at all. The mapping lives in
+//! [`crate::converse`].
+//!
+//! A model id that Bedrock does not serve here (unknown, not enabled for the account, not in the
+//! region, or only reachable through an inference profile) is reported as
+//! [`LlmError::ModelUnavailable`] on the first call. That costs nothing at start-up: checking
+//! beforehand would need either a paid model call on every cold start or the control-plane API
+//! and its extra IAM permissions.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_config::SdkConfig;
+use aws_sdk_bedrockruntime::config::interceptors::BeforeTransmitInterceptorContextMut;
 use aws_sdk_bedrockruntime::config::retry::RetryConfig;
 use aws_sdk_bedrockruntime::config::timeout::TimeoutConfig;
+use aws_sdk_bedrockruntime::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_bedrockruntime::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_bedrockruntime::operation::invoke_model::InvokeModelError;
-use aws_sdk_bedrockruntime::primitives::Blob;
-use serde_json::Value;
+use aws_sdk_bedrockruntime::operation::RequestId;
+use aws_sdk_bedrockruntime::operation::converse::ConverseError;
+use aws_smithy_types::body::SdkBody;
 
 use crate::client::LlmClient;
-use crate::error::{InvalidKind, LlmError};
-use crate::limits::{
-    BEDROCK_ANTHROPIC_VERSION, ERROR_BODY_CHARS_MAX, MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
-};
+use crate::converse::{ConverseInput, canonical_json, from_converse, to_converse};
+use crate::error::LlmError;
+use crate::http::body_snippet;
+use crate::limits::{MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS};
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse};
 
 /// Settings of a [`BedrockClient`] beyond what the `SdkConfig` carries.
 #[derive(Debug, Clone)]
 pub struct BedrockConfig {
-    /// Beta features, sent as the body's `anthropic_beta` list; none means no field.
+    /// Anthropic beta features, sent to Claude models as `anthropic_beta` in the additional
+    /// model request fields; none means no field (other models never get it).
     pub betas: Vec<String>,
     /// How long one attempt may take (default [`MODEL_TIMEOUT_SECS`]).
     pub timeout: Duration,
@@ -40,9 +55,9 @@ impl Default for BedrockConfig {
     }
 }
 
-/// Claude on Bedrock through `InvokeModel`; the request's `model` is the Bedrock model id (or
-/// inference profile). Same retry rule as the HTTP client: one retry on a timeout, an overload
-/// or a 5xx; the SDK's own retries are off so the rule is ours alone.
+/// Any Bedrock model through `Converse`; the request's `model` is the Bedrock model id,
+/// inference-profile id or ARN. Same retry rule as the HTTP client: one retry on a timeout, an
+/// overload or a 5xx; the SDK's own retries are off so the rule is ours alone.
 #[derive(Debug, Clone)]
 pub struct BedrockClient {
     client: aws_sdk_bedrockruntime::Client,
@@ -69,6 +84,7 @@ impl BedrockClient {
         let client_config = aws_sdk_bedrockruntime::config::Builder::from(sdk_config)
             .retry_config(RetryConfig::disabled())
             .timeout_config(timeouts)
+            .interceptor(CanonicalJsonBody)
             .build();
         Self {
             client: aws_sdk_bedrockruntime::Client::from_conf(client_config),
@@ -77,80 +93,115 @@ impl BedrockClient {
         }
     }
 
-    async fn attempt(&self, model_id: &str, body: &[u8]) -> Result<CreateResponse, LlmError> {
+    async fn attempt(
+        &self,
+        model: &str,
+        input: &ConverseInput,
+    ) -> Result<CreateResponse, LlmError> {
         let output = self
             .client
-            .invoke_model()
-            .model_id(model_id)
-            .content_type("application/json")
-            .accept("application/json")
-            .body(Blob::new(body.to_vec()))
+            .converse()
+            .model_id(model)
+            .set_system((!input.system.is_empty()).then(|| input.system.clone()))
+            .set_messages(Some(input.messages.clone()))
+            .set_tool_config(input.tool_config.clone())
+            .inference_config(input.inference.clone())
+            .set_additional_model_request_fields(input.additional_fields.clone())
             .send()
             .await
-            .map_err(sdk_error)?;
-        let bytes = output.body().as_ref();
-        serde_json::from_slice(bytes).map_err(|error| LlmError::MalformedResponse {
-            message: format!(
-                "{error}; the body starts: {}",
-                String::from_utf8_lossy(bytes)
-                    .chars()
-                    .take(ERROR_BODY_CHARS_MAX)
-                    .collect::<String>()
-            ),
-        })
+            .map_err(|error| sdk_error(error, model))?;
+        let id = match output.request_id() {
+            Some(request) => format!("bedrock-{request}"),
+            None => "bedrock".to_owned(),
+        };
+        from_converse(output, model, id)
     }
 }
 
 #[async_trait]
 impl LlmClient for BedrockClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
-        let body = bedrock_body(request, &self.betas)?;
-        with_one_retry(self.retry_backoff, || self.attempt(&request.model, &body)).await
+        let input = to_converse(request, &self.betas)?;
+        with_one_retry(self.retry_backoff, || self.attempt(&request.model, &input)).await
     }
 }
 
-/// The Bedrock body: the Messages API request without `model` (it is in the path), plus
-/// `anthropic_version` and, when betas are set, `anthropic_beta`.
-pub fn bedrock_body(request: &CreateRequest, betas: &[String]) -> Result<Vec<u8>, LlmError> {
-    let encode_error = |error: serde_json::Error| LlmError::InvalidRequest {
-        message: format!("could not encode the request: {error}"),
-        kind: InvalidKind::Other,
-    };
-    let mut body = match serde_json::to_value(request).map_err(encode_error)? {
-        Value::Object(map) => map,
-        other => {
-            return Err(LlmError::InvalidRequest {
-                message: format!("the request encoded to a non-object: {other}"),
-                kind: InvalidKind::Other,
-            });
-        }
-    };
-    body.remove("model");
-    body.insert(
-        "anthropic_version".to_owned(),
-        Value::String(BEDROCK_ANTHROPIC_VERSION.to_owned()),
-    );
-    if !betas.is_empty() {
-        body.insert(
-            "anthropic_beta".to_owned(),
-            Value::Array(betas.iter().cloned().map(Value::String).collect()),
-        );
+/// Rewrites the serialized request with sorted object keys before it is signed, so the same
+/// request is the same bytes on every call (see [`canonical_json`]).
+#[derive(Debug)]
+struct CanonicalJsonBody;
+
+impl Intercept for CanonicalJsonBody {
+    fn name(&self) -> &'static str {
+        "CanonicalJsonBody"
     }
-    serde_json::to_vec(&body).map_err(encode_error)
+
+    fn modify_before_signing(
+        &self,
+        context: &mut BeforeTransmitInterceptorContextMut<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let request = context.request_mut();
+        let Some(canonical) = request.body().bytes().and_then(canonical_json) else {
+            return Ok(());
+        };
+        let length = canonical.len().to_string();
+        *request.body_mut() = SdkBody::from(canonical);
+        request.headers_mut().insert("content-length", length);
+        Ok(())
+    }
+}
+
+/// Words in a Bedrock message that say the model id itself is the problem.
+const MODEL_UNAVAILABLE_PHRASES: &[&str] = &[
+    "model identifier is invalid",
+    "on-demand throughput",
+    "inference profile",
+    "end of its life",
+    "access to the model",
+    "model not found",
+    "not supported in this region",
+    "is not available in this region",
+];
+
+fn names_unavailable_model(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    MODEL_UNAVAILABLE_PHRASES
+        .iter()
+        .any(|phrase| lower.contains(phrase))
 }
 
 /// Maps an SDK failure to the shared error type.
-fn sdk_error(error: SdkError<InvokeModelError>) -> LlmError {
+fn sdk_error(error: SdkError<ConverseError>, model: &str) -> LlmError {
     match error {
         SdkError::ServiceError(context) => {
             let status = context.raw().status().as_u16();
-            service_error(context.into_err(), status)
+            if (200..300).contains(&status) {
+                // A success status whose body the SDK could not read as a Converse answer.
+                let body = context.raw().body().bytes().map(body_snippet);
+                return LlmError::MalformedResponse {
+                    message: format!(
+                        "{}; the body starts: {}",
+                        DisplayErrorContext(context.err()),
+                        body.unwrap_or_else(|| "(body not available)".to_owned())
+                    ),
+                };
+            }
+            service_error(context.into_err(), status, model)
         }
         SdkError::TimeoutError(_) => LlmError::Timeout,
         SdkError::DispatchFailure(ref failure) if failure.is_timeout() => LlmError::Timeout,
-        ref failure @ SdkError::ResponseError(_) => LlmError::MalformedResponse {
-            message: DisplayErrorContext(failure).to_string(),
-        },
+        ref failure @ SdkError::ResponseError(_) => {
+            let body = failure
+                .raw_response()
+                .and_then(|response| response.body().bytes())
+                .map(body_snippet)
+                .unwrap_or_else(|| "(body not available)".to_owned());
+            LlmError::MalformedResponse {
+                message: format!("{}; the body starts: {body}", DisplayErrorContext(failure)),
+            }
+        }
         ref failure @ SdkError::ConstructionFailure(_) => {
             LlmError::Configuration(DisplayErrorContext(failure).to_string())
         }
@@ -160,19 +211,27 @@ fn sdk_error(error: SdkError<InvokeModelError>) -> LlmError {
 
 /// Maps a Bedrock service exception. Validation messages go through the same classifier as
 /// the Claude API's (Bedrock passes the model's message on).
-fn service_error(error: InvokeModelError, status: u16) -> LlmError {
+fn service_error(error: ConverseError, status: u16, model: &str) -> LlmError {
     let message = error.message().unwrap_or_default().to_owned();
+    let unavailable = |message: String| LlmError::ModelUnavailable {
+        model: model.to_owned(),
+        message,
+    };
     match error {
-        InvokeModelError::ThrottlingException(_)
-        | InvokeModelError::ServiceQuotaExceededException(_) => {
-            LlmError::RateLimited { retry_after: None }
+        ConverseError::ThrottlingException(_) => LlmError::RateLimited { retry_after: None },
+        ConverseError::ModelTimeoutException(_) => LlmError::Timeout,
+        ConverseError::ServiceUnavailableException(_)
+        | ConverseError::ModelNotReadyException(_) => LlmError::Overloaded,
+        ConverseError::ResourceNotFoundException(_) => unavailable(message),
+        ConverseError::ValidationException(_) if names_unavailable_model(&message) => {
+            unavailable(message)
         }
-        InvokeModelError::ModelTimeoutException(_) => LlmError::Timeout,
-        InvokeModelError::ServiceUnavailableException(_)
-        | InvokeModelError::ModelNotReadyException(_) => LlmError::Overloaded,
-        InvokeModelError::ValidationException(_) => LlmError::invalid_request(message),
-        InvokeModelError::AccessDeniedException(_) => LlmError::Authentication { message },
-        InvokeModelError::ModelErrorException(inner) => {
+        ConverseError::ValidationException(_) => LlmError::invalid_request(message),
+        ConverseError::AccessDeniedException(_) if names_unavailable_model(&message) => {
+            unavailable(message)
+        }
+        ConverseError::AccessDeniedException(_) => LlmError::Authentication { message },
+        ConverseError::ModelErrorException(inner) => {
             // The model's own status, passed through: 529 and 429 mean what they say.
             match inner.original_status_code() {
                 Some(529) => LlmError::Overloaded,
@@ -184,6 +243,9 @@ fn service_error(error: InvokeModelError, status: u16) -> LlmError {
                 None => LlmError::Api { status, message },
             }
         }
+        other if other.code() == Some("ServiceQuotaExceededException") => {
+            LlmError::RateLimited { retry_after: None }
+        }
         _ => LlmError::Api { status, message },
     }
 }
@@ -191,32 +253,23 @@ fn service_error(error: InvokeModelError, status: u16) -> LlmError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::Message;
 
     #[test]
-    fn the_body_drops_model_and_adds_the_bedrock_fields() {
-        let request = CreateRequest::new(
-            "anthropic.claude-sonnet-5-5",
-            100,
-            vec![Message::user_text("hi")],
-        );
-        let body: Value =
-            serde_json::from_slice(&bedrock_body(&request, &[]).expect("body")).expect("json");
-        assert_eq!(
-            body,
-            serde_json::json!({
-                "anthropic_version": "bedrock-2023-05-31",
-                "max_tokens": 100,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
-            })
-        );
-        let body: Value = serde_json::from_slice(
-            &bedrock_body(&request, &["context-1m-2025-08-07".to_owned()]).expect("body"),
-        )
-        .expect("json");
-        assert_eq!(
-            body["anthropic_beta"],
-            serde_json::json!(["context-1m-2025-08-07"])
-        );
+    fn messages_about_the_model_id_are_recognised() {
+        for message in [
+            "The provided model identifier is invalid.",
+            "Invocation of model ID anthropic.claude-sonnet-5-5 with on-demand throughput isn't supported. Retry your request with the ID or ARN of an inference profile that contains this model.",
+            "You don't have access to the model with the specified model ID.",
+            "This model version has reached the end of its life. Please refer to the AWS documentation for more details.",
+        ] {
+            assert!(names_unavailable_model(message), "{message}");
+        }
+        for message in [
+            "Input is too long for requested model.",
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+            "User: arn:aws:sts::1:assumed-role/x is not authorized to perform: bedrock:InvokeModel",
+        ] {
+            assert!(!names_unavailable_model(message), "{message}");
+        }
     }
 }

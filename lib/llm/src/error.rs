@@ -42,7 +42,19 @@ pub enum LlmError {
         /// The provider's explanation.
         message: String,
     },
-    /// Any other error status from the provider (5xx, 404 for an unknown model…).
+    /// The provider does not serve the configured model id here: unknown id, not enabled for
+    /// the account, not offered in the region, or only reachable through an inference profile.
+    /// The operator must choose another `STEWARD_MODEL`; retrying cannot help.
+    #[error(
+        "the model {model:?} is not available from this provider (choose another with STEWARD_MODEL): {message}"
+    )]
+    ModelUnavailable {
+        /// The model id that was asked for.
+        model: String,
+        /// The provider's explanation.
+        message: String,
+    },
+    /// Any other error status from the provider (5xx, an unknown route…).
     #[error("the model provider answered with status {status}: {message}")]
     Api {
         /// The HTTP status.
@@ -214,13 +226,15 @@ impl InvalidKind {
 }
 
 /// "prompt is too long: 215000 tokens > 200000 maximum" (Claude API), "Input is too long for
-/// requested model." (Bedrock).
+/// requested model." (Bedrock), "This model's maximum context length is 128000 tokens…"
+/// (OpenAI-compatible servers).
 fn is_context_window_message(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.contains("prompt is too long")
         || lower.contains("input is too long")
         || lower.contains("context window")
         || lower.contains("context length")
+        || lower.contains("too many input tokens")
 }
 
 #[cfg(test)]

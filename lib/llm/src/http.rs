@@ -25,6 +25,11 @@ impl ApiKey {
     pub fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
+
+    /// The key itself, for the one header that carries it.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
 }
 
 impl fmt::Debug for ApiKey {
@@ -183,7 +188,7 @@ impl LlmClient for AnthropicClient {
 }
 
 /// A reqwest failure: a timeout (connect, send or body read) or a transport problem.
-fn transport_error(error: reqwest::Error) -> LlmError {
+pub(crate) fn transport_error(error: reqwest::Error) -> LlmError {
     if error.is_timeout() {
         return LlmError::Timeout;
     }
@@ -199,7 +204,7 @@ fn transport_error(error: reqwest::Error) -> LlmError {
 }
 
 /// The `retry-after` header as a duration, when it holds a number of seconds.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let seconds: f64 = headers
         .get("retry-after")?
         .to_str()
@@ -244,7 +249,7 @@ fn status_error(status: u16, retry_after: Option<Duration>, body: &[u8]) -> LlmE
 }
 
 /// The start of a body, for error messages (lossy UTF-8, bounded).
-fn body_snippet(body: &[u8]) -> String {
+pub(crate) fn body_snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let mut snippet: String = text.chars().take(ERROR_BODY_CHARS_MAX).collect();
     if text.chars().count() > ERROR_BODY_CHARS_MAX {

@@ -4,7 +4,11 @@
 //! - `wire`: the Anthropic Messages API types, lossless on replay and deterministic to
 //!   serialize, plus [`text_of`], [`tool_uses`] and [`strip_reasoning`].
 //! - [`AnthropicClient`] (`http`): the Claude API over HTTPS.
-//! - [`BedrockClient`] (`bedrock`): Claude on Amazon Bedrock with IAM credentials.
+//! - [`BedrockClient`] (`bedrock`): any model on Amazon Bedrock through the Converse API, with
+//!   IAM credentials; `converse` maps requests and responses and knows what each model family
+//!   takes ([`ConverseFeatures`]).
+//! - [`OpenAiClient`] (`openai`): any OpenAI-compatible server through Chat Completions;
+//!   `chat_completions` holds the wire format and its mapping.
 //! - [`ScriptedClient`] (`scripted`): a canned script for tests, recording every request.
 //! - [`ReplayClient`] (`replay`): replays a scripted conversation from a JSON file, for demos
 //!   and browser tests without the network.
@@ -14,20 +18,29 @@
 //! moves one request and one response.
 
 pub mod bedrock;
+pub mod chat_completions;
 pub mod client;
+pub mod converse;
 pub mod error;
 pub mod http;
 pub mod limits;
+pub mod openai;
 pub mod replay;
 mod retry;
 pub mod scripted;
 pub mod wire;
 
 pub use bedrock::{BedrockClient, BedrockConfig};
+pub use chat_completions::DROPPED_FEATURES as OPENAI_DROPPED_FEATURES;
 pub use client::LlmClient;
+pub use converse::ConverseFeatures;
 pub use error::{InvalidKind, LlmError};
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
-pub use limits::{DEFAULT_MODEL, MODEL_TIMEOUT_SECS, OUTPUT_TOKENS_MAX};
+pub use limits::{
+    DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_TIMEOUT_SECS,
+    OUTPUT_TOKENS_MAX,
+};
+pub use openai::{OpenAiClient, OpenAiConfig};
 pub use replay::{ReplayClient, ReplayError};
 pub use scripted::ScriptedClient;
 pub use wire::{

@@ -32,16 +32,32 @@ pub const OUTPUT_TOKENS_MAX: u32 = 16_000;
 /// The current Sonnet (released September 2026): the best mix of speed, cost and quality for a
 /// texting assistant. It uses adaptive thinking steered by `output_config.effort`; it rejects
 /// `thinking.type: "disabled"`, manual `budget_tokens`, forced `tool_choice` and non-default
-/// sampling parameters, so the harness sets adaptive thinking and an explicit effort. On Bedrock
-/// pass the Bedrock model id (for example `anthropic.claude-sonnet-5-5`, or an inference
-/// profile) instead.
+/// sampling parameters, so the harness sets adaptive thinking and an explicit effort. Amazon
+/// Bedrock has its own default, [`DEFAULT_BEDROCK_MODEL`]; OpenAI-compatible servers have none
+/// (their model names differ per server, so `STEWARD_MODEL` is required there).
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
+
+/// The model used on Amazon Bedrock when `STEWARD_MODEL` is not set: the same Claude Sonnet 5.5
+/// through its global cross-region inference profile.
+///
+/// Current Claude models on Bedrock are served on demand only through an inference profile
+/// (the bare `anthropic.…` model id is refused for on-demand throughput); the `global.` profile
+/// is offered in every commercial region and routes to wherever capacity is. Teams bound to a
+/// geography pick a regional profile instead (`us.`, `eu.`, `apac.`, `jp.` …).
+pub const DEFAULT_BEDROCK_MODEL: &str = "global.anthropic.claude-sonnet-5-5";
+
+/// The Chat Completions API root used when `OPENAI_BASE_URL` is not set (OpenAI's own API).
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// How many times one OpenAI-compatible call asks the model to rewrite tool arguments that were
+/// not valid JSON before giving up with [`crate::LlmError::MalformedResponse`].
+///
+/// One: a model that wrote broken JSON usually fixes it when shown the parser's error, and a
+/// second failure means something is wrong with the model or the server, not the wording.
+pub const TOOL_ARGUMENT_CORRECTIONS_MAX: u32 = 1;
 
 /// The `anthropic-version` header value for the Claude API (the only version there is).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// The `anthropic_version` body field Bedrock requires for Anthropic models.
-pub const BEDROCK_ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
 
 /// The Claude API root used when no base URL is configured (`ANTHROPIC_BASE_URL`).
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

@@ -1,4 +1,5 @@
-//! The Bedrock client against a fake `InvokeModel` endpoint on 127.0.0.1.
+//! The Bedrock client against a fake Converse endpoint on 127.0.0.1 (the real SDK, signed with
+//! test credentials). Fixtures follow the shapes of the Converse API reference examples.
 
 mod support;
 
@@ -6,14 +7,16 @@ use std::time::Duration;
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_bedrockruntime::config::{Credentials, SharedCredentialsProvider};
-use serde_json::json;
+use serde_json::{Value, json};
 use steward_llm::{
-    BedrockClient, BedrockConfig, CreateRequest, InvalidKind, LlmClient, LlmError, Message,
-    StopReason, ThinkingConfig, text_of,
+    BedrockClient, BedrockConfig, ContentBlock, CreateRequest, Effort, InvalidKind, LlmClient,
+    LlmError, Message, OutputConfig, StopReason, SystemBlock, ThinkingConfig, ToolSpec, text_of,
+    tool_uses,
 };
-use support::{FakeServer, Reply, api_response};
+use support::{FakeServer, Reply};
 
-const MODEL_ID: &str = "us.anthropic.claude-sonnet-5-5-v1:0";
+const MODEL_ID: &str = "global.anthropic.claude-sonnet-5-5";
+const LLAMA: &str = "us.meta.llama4-maverick-17b-instruct-v1:0";
 
 fn sdk_config(server: &FakeServer) -> SdkConfig {
     SdkConfig::builder()
@@ -41,14 +44,82 @@ fn client(server: &FakeServer, betas: Vec<String>) -> BedrockClient {
     )
 }
 
-fn request() -> CreateRequest {
-    let mut request = CreateRequest::new(
-        MODEL_ID,
-        16_000,
-        vec![Message::user_text("Set up Saturday")],
-    );
+/// A tool with enough properties that a hash map would reorder them between calls.
+fn create_event_tool() -> ToolSpec {
+    ToolSpec {
+        name: "create_event".to_owned(),
+        description: "Create an event.".to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"}, "starts_at": {"type": "string"},
+                "ends_at": {"type": "string"}, "venue": {"type": "string"},
+                "capacity": {"type": "integer"}, "timezone": {"type": "string"},
+                "summary": {"type": "string"}, "public": {"type": "boolean"}
+            },
+            "required": ["name", "starts_at"]
+        }),
+        cache_control: Some(steward_llm::CacheControl::ephemeral()),
+    }
+}
+
+fn request(model: &str, messages: Vec<Message>) -> CreateRequest {
+    let mut request = CreateRequest::new(model, 16_000, messages);
+    request.system = vec![SystemBlock::new("You are Steward.").cached()];
+    request.tools = vec![create_event_tool()];
     request.thinking = Some(ThinkingConfig::adaptive());
+    request.output_config = Some(OutputConfig {
+        effort: Some(Effort::Medium),
+    });
     request
+}
+
+fn simple_request() -> CreateRequest {
+    request(MODEL_ID, vec![Message::user_text("Set up Saturday")])
+}
+
+/// The conversation of a tool round trip, as the harness stores it.
+fn round_trip_history() -> Vec<Message> {
+    let mut last = Message::user(vec![ContentBlock::tool_result(
+        "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
+        "Created Spring Open (evt_1).",
+        false,
+    )]);
+    last.set_cache_control_on_last(Some(steward_llm::CacheControl::ephemeral()));
+    vec![
+        Message::user_text("Set up Spring Open on Saturday"),
+        Message::assistant(vec![
+            ContentBlock::thinking("The person wants an event.", "c2lnbmF0dXJl"),
+            ContentBlock::text("Setting it up."),
+            ContentBlock::tool_use(
+                "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
+                "create_event",
+                json!({"name": "Spring Open", "starts_at": "2026-12-05T09:00"}),
+            ),
+        ]),
+        last,
+    ]
+}
+
+/// A Converse response body.
+fn converse_answer(content: Value, stop_reason: &str, usage: Value) -> Value {
+    json!({
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop_reason,
+        "usage": usage,
+        "metrics": {"latencyMs": 812}
+    })
+}
+
+fn plain_usage() -> Value {
+    json!({"inputTokens": 125, "outputTokens": 60, "totalTokens": 185})
+}
+
+fn text_answer(text: &str) -> Reply {
+    Reply::json(
+        200,
+        converse_answer(json!([{"text": text}]), "end_turn", plain_usage()),
+    )
 }
 
 /// A Bedrock service error: the type in `x-amzn-errortype`, the message in the body.
@@ -56,49 +127,219 @@ fn aws_error(status: u16, kind: &str, message: &str) -> Reply {
     Reply::json(status, json!({"message": message})).header("x-amzn-errortype", kind)
 }
 
+fn body(received: &support::Received) -> Value {
+    serde_json::from_slice(&received.body).expect("json body")
+}
+
 #[tokio::test]
-async fn invokes_the_model_with_the_bedrock_body_and_parses_the_answer() {
-    let server = FakeServer::start(vec![Reply::json(200, api_response())]).await;
+async fn a_tool_round_trip_maps_every_block_and_signs_the_request() {
+    let server = FakeServer::start(vec![Reply::json(
+        200,
+        converse_answer(
+            json!([
+                {"reasoningContent": {"reasoningText": {"text": "Rooms next.", "signature": "c2lnMg=="}}},
+                {"text": "Done. Shall I add rooms?"}
+            ]),
+            "end_turn",
+            plain_usage(),
+        ),
+    )])
+    .await;
     let client = client(&server, vec!["context-1m-2025-08-07".to_owned()]);
 
-    let response = client.create(&request()).await.expect("response");
+    let response = client
+        .create(&request(MODEL_ID, round_trip_history()))
+        .await
+        .expect("response");
 
-    assert_eq!(text_of(&response.content), "Your event is set up.");
+    assert_eq!(text_of(&response.content), "Done. Shall I add rooms?");
+    assert_eq!(
+        response.content[0],
+        ContentBlock::thinking("Rooms next.", "c2lnMg==")
+    );
     assert_eq!(response.stop_reason, Some(StopReason::EndTurn));
-    assert_eq!(response.usage.output_tokens, 20);
+    assert_eq!(response.usage.input_tokens, 125);
+    assert_eq!(response.usage.output_tokens, 60);
+    assert!(response.id.starts_with("bedrock"), "{}", response.id);
+
     let received = server.received();
     assert_eq!(received.len(), 1);
     let sent = &received[0];
     assert_eq!(sent.method, "POST");
     assert_eq!(
         sent.path,
-        "/model/us.anthropic.claude-sonnet-5-5-v1%3A0/invoke"
+        "/model/global.anthropic.claude-sonnet-5-5/converse"
     );
     let authorization = sent.headers["authorization"].to_str().expect("ascii");
     assert!(
         authorization.starts_with("AWS4-HMAC-SHA256 Credential=AKIDTESTONLY/"),
         "{authorization}"
     );
-    assert!(
-        authorization.contains("/us-east-1/bedrock/aws4_request"),
-        "{authorization}"
-    );
-    let body: serde_json::Value = serde_json::from_slice(&sent.body).expect("json body");
     assert_eq!(
-        body,
+        sent.headers["content-length"].to_str().expect("ascii"),
+        sent.body.len().to_string()
+    );
+    let cache_point = json!({"cachePoint": {"type": "default"}});
+    assert_eq!(
+        body(sent),
         json!({
-            "anthropic_version": "bedrock-2023-05-31",
-            "anthropic_beta": ["context-1m-2025-08-07"],
-            "max_tokens": 16000,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "Set up Saturday"}]}],
-            "thinking": {"type": "adaptive"}
+            "additionalModelRequestFields": {
+                "anthropic_beta": ["context-1m-2025-08-07"],
+                "output_config": {"effort": "medium"},
+                "thinking": {"type": "adaptive"}
+            },
+            "inferenceConfig": {"maxTokens": 16000},
+            "messages": [
+                {"role": "user", "content": [{"text": "Set up Spring Open on Saturday"}]},
+                {"role": "assistant", "content": [
+                    {"reasoningContent": {"reasoningText": {"text": "The person wants an event.", "signature": "c2lnbmF0dXJl"}}},
+                    {"text": "Setting it up."},
+                    {"toolUse": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "name": "create_event",
+                                 "input": {"name": "Spring Open", "starts_at": "2026-12-05T09:00"}}}
+                ]},
+                {"role": "user", "content": [
+                    {"toolResult": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
+                                    "content": [{"text": "Created Spring Open (evt_1)."}]}},
+                    cache_point
+                ]}
+            ],
+            "system": [{"text": "You are Steward."}, cache_point],
+            "toolConfig": {"tools": [
+                {"toolSpec": {"name": "create_event", "description": "Create an event.",
+                              "inputSchema": {"json": create_event_tool().input_schema}}},
+                cache_point
+            ]}
         })
     );
 }
 
 #[tokio::test]
+async fn parallel_tool_calls_and_cached_usage_come_back_in_order() {
+    let server = FakeServer::start(vec![Reply::json(
+        200,
+        converse_answer(
+            json!([
+                {"text": "Adding both rooms."},
+                {"toolUse": {"toolUseId": "tooluse_a", "name": "add_room", "input": {"name": "Main Hall", "capacity": 200}}},
+                {"toolUse": {"toolUseId": "tooluse_b", "name": "add_room", "input": {"name": "Room B", "capacity": 40}}}
+            ]),
+            "tool_use",
+            json!({"inputTokens": 12, "outputTokens": 80, "totalTokens": 5092,
+                   "cacheReadInputTokens": 4000, "cacheWriteInputTokens": 1000}),
+        ),
+    )])
+    .await;
+    let response = client(&server, Vec::new())
+        .create(&simple_request())
+        .await
+        .expect("response");
+    assert_eq!(response.stop_reason, Some(StopReason::ToolUse));
+    let calls = tool_uses(&response.content);
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        (calls[0].id.as_str(), calls[1].id.as_str()),
+        ("tooluse_a", "tooluse_b")
+    );
+    assert_eq!(calls[1].input, json!({"name": "Room B", "capacity": 40}));
+    assert_eq!(response.usage.input_tokens, 12);
+    assert_eq!(response.usage.cache_read_input_tokens, 4000);
+    assert_eq!(response.usage.cache_creation_input_tokens, 1000);
+}
+
+#[tokio::test]
+async fn the_same_conversation_is_the_same_bytes_on_every_call() {
+    // Turn by turn, as the harness grows the conversation; each request twice.
+    let history = round_trip_history();
+    let requests: Vec<CreateRequest> = (1..=history.len())
+        .map(|n| request(MODEL_ID, history[..n].to_vec()))
+        .collect();
+    let replies = (0..requests.len() * 2).map(|_| text_answer("ok")).collect();
+    let server = FakeServer::start(replies).await;
+    let client = client(&server, Vec::new());
+    for request in requests.iter().chain(requests.iter()) {
+        client.create(request).await.expect("response");
+    }
+    let received = server.received();
+    for (n, first) in received[..requests.len()].iter().enumerate() {
+        let again = &received[n + requests.len()];
+        assert_eq!(first.body, again.body, "request {n} changed between calls");
+    }
+    // Object keys go out sorted, whatever order the SDK's hash maps hold them in.
+    let first = String::from_utf8(received[0].body.to_vec()).expect("utf8");
+    assert!(
+        first.contains(r#""properties":{"capacity":{"type":"integer"},"ends_at""#),
+        "{first}"
+    );
+}
+
+#[tokio::test]
+async fn other_models_get_no_claude_fields_cache_points_or_reasoning() {
+    let server = FakeServer::start(vec![text_answer("Sure.")]).await;
+    client(&server, vec!["context-1m-2025-08-07".to_owned()])
+        .create(&request(LLAMA, round_trip_history()))
+        .await
+        .expect("response");
+    let sent = body(&server.received()[0]);
+    assert_eq!(sent.get("additionalModelRequestFields"), None);
+    let text = sent.to_string();
+    assert!(!text.contains("cachePoint"), "{text}");
+    assert!(!text.contains("reasoningContent"), "{text}");
+    assert_eq!(
+        sent["messages"][1]["content"],
+        json!([
+            {"text": "Setting it up."},
+            {"toolUse": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "name": "create_event",
+                         "input": {"name": "Spring Open", "starts_at": "2026-12-05T09:00"}}}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn every_stop_reason_is_mapped() {
+    let cases = [
+        ("end_turn", Ok(StopReason::EndTurn)),
+        ("max_tokens", Ok(StopReason::MaxTokens)),
+        ("stop_sequence", Ok(StopReason::StopSequence)),
+        (
+            "model_context_window_exceeded",
+            Ok(StopReason::ModelContextWindowExceeded),
+        ),
+        ("guardrail_intervened", Ok(StopReason::Refusal)),
+        ("content_filtered", Ok(StopReason::Refusal)),
+        (
+            "a_reason_from_the_future",
+            Ok(StopReason::Unknown("a_reason_from_the_future".to_owned())),
+        ),
+        ("malformed_tool_use", Err("malformed_tool_use")),
+        ("malformed_model_output", Err("malformed_model_output")),
+    ];
+    for (wire, expected) in cases {
+        let server = FakeServer::start(vec![Reply::json(
+            200,
+            converse_answer(json!([{"text": "Sorry."}]), wire, plain_usage()),
+        )])
+        .await;
+        let outcome = client(&server, Vec::new()).create(&simple_request()).await;
+        match (outcome, expected) {
+            (Ok(response), Ok(stop)) => assert_eq!(response.stop_reason, Some(stop), "{wire}"),
+            (Err(LlmError::MalformedResponse { message }), Err(name)) => {
+                assert!(message.contains(name), "{message}")
+            }
+            (other, expected) => panic!("{wire}: got {other:?}, expected {expected:?}"),
+        }
+    }
+}
+
+#[tokio::test]
 async fn service_errors_map_to_the_shared_error_type() {
     let signature = "messages.1.content.0: Invalid `signature` in `thinking` block";
+    let unavailable = |message: &str| LlmError::ModelUnavailable {
+        model: MODEL_ID.to_owned(),
+        message: message.to_owned(),
+    };
+    let on_demand = "Invocation of model ID anthropic.claude-sonnet-5-5 with on-demand throughput isn't supported. Retry your request with the ID or ARN of an inference profile that contains this model.";
+    let no_access = "You don't have access to the model with the specified model ID.";
+    let not_authorized = "User: arn:aws:sts::123456789012:assumed-role/agent/fn is not authorized to perform: bedrock:InvokeModel";
     let cases = [
         (
             aws_error(400, "ValidationException", signature),
@@ -125,6 +366,32 @@ async fn service_errors_map_to_the_shared_error_type() {
             },
         ),
         (
+            aws_error(400, "ValidationException", on_demand),
+            unavailable(on_demand),
+        ),
+        (
+            aws_error(
+                400,
+                "ValidationException",
+                "The provided model identifier is invalid.",
+            ),
+            unavailable("The provided model identifier is invalid."),
+        ),
+        (
+            aws_error(404, "ResourceNotFoundException", "Model not found"),
+            unavailable("Model not found"),
+        ),
+        (
+            aws_error(403, "AccessDeniedException", no_access),
+            unavailable(no_access),
+        ),
+        (
+            aws_error(403, "AccessDeniedException", not_authorized),
+            LlmError::Authentication {
+                message: not_authorized.to_owned(),
+            },
+        ),
+        (
             aws_error(
                 429,
                 "ThrottlingException",
@@ -134,55 +401,49 @@ async fn service_errors_map_to_the_shared_error_type() {
         ),
         (
             aws_error(
-                403,
-                "AccessDeniedException",
-                "You don't have access to the model with the specified model ID.",
+                400,
+                "ServiceQuotaExceededException",
+                "Your account quota is used up.",
             ),
-            LlmError::Authentication {
-                message: "You don't have access to the model with the specified model ID."
-                    .to_owned(),
-            },
-        ),
-        (
-            aws_error(404, "ResourceNotFoundException", "Model not found"),
-            LlmError::Api {
-                status: 404,
-                message: "Model not found".to_owned(),
-            },
+            LlmError::RateLimited { retry_after: None },
         ),
     ];
     for (reply, expected) in cases {
-        let server = FakeServer::start(vec![reply, Reply::json(200, api_response())]).await;
+        let server = FakeServer::start(vec![reply, text_answer("never")]).await;
         assert_eq!(
-            client(&server, Vec::new()).create(&request()).await,
+            client(&server, Vec::new()).create(&simple_request()).await,
             Err(expected.clone())
         );
         assert_eq!(server.received().len(), 1, "not retried: {expected:?}");
     }
+    assert!(
+        unavailable(on_demand).to_string().contains("STEWARD_MODEL"),
+        "the operator is told which setting to change"
+    );
 }
 
 #[tokio::test]
 async fn an_overload_is_retried_once() {
     let server = FakeServer::start(vec![
         aws_error(503, "ServiceUnavailableException", "Service unavailable"),
-        Reply::json(200, api_response()),
+        text_answer("second time lucky"),
     ])
     .await;
     let response = client(&server, Vec::new())
-        .create(&request())
+        .create(&simple_request())
         .await
         .expect("second attempt succeeds");
-    assert_eq!(response.id, "msg_fake");
+    assert_eq!(text_of(&response.content), "second time lucky");
     assert_eq!(server.received().len(), 2);
 
     let server = FakeServer::start(vec![
         aws_error(424, "ModelNotReadyException", "Model is not ready"),
         aws_error(408, "ModelTimeoutException", "Model timed out"),
-        Reply::json(200, api_response()),
+        text_answer("never"),
     ])
     .await;
     assert_eq!(
-        client(&server, Vec::new()).create(&request()).await,
+        client(&server, Vec::new()).create(&simple_request()).await,
         Err(LlmError::Timeout)
     );
     assert_eq!(server.received().len(), 2, "never a second retry");
@@ -191,8 +452,8 @@ async fn an_overload_is_retried_once() {
 #[tokio::test]
 async fn a_slow_answer_times_out() {
     let server = FakeServer::start(vec![
-        Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
-        Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
+        text_answer("late").delayed(Duration::from_secs(3)),
+        text_answer("late").delayed(Duration::from_secs(3)),
     ])
     .await;
     let client = BedrockClient::with_config(
@@ -203,14 +464,17 @@ async fn a_slow_answer_times_out() {
             ..BedrockConfig::default()
         },
     );
-    assert_eq!(client.create(&request()).await, Err(LlmError::Timeout));
+    assert_eq!(
+        client.create(&simple_request()).await,
+        Err(LlmError::Timeout)
+    );
     assert_eq!(server.received().len(), 2);
 }
 
 #[tokio::test]
 async fn a_malformed_answer_is_a_clear_error() {
     let server = FakeServer::start(vec![Reply::raw(200, "not json at all")]).await;
-    match client(&server, Vec::new()).create(&request()).await {
+    match client(&server, Vec::new()).create(&simple_request()).await {
         Err(LlmError::MalformedResponse { message }) => {
             assert!(message.contains("not json at all"), "{message}")
         }

@@ -89,7 +89,7 @@ pub async fn smoke() -> Result<()> {
     let (client, model) = model_client(&settings, &sdk).context("the model configuration")?;
     let Some(client) = client else {
         bail!(
-            "no model is configured: set ANTHROPIC_API_KEY (or STEWARD_MODEL_PROVIDER=bedrock with AWS credentials)"
+            "no model is configured: set ANTHROPIC_API_KEY, or STEWARD_MODEL_PROVIDER=bedrock with AWS credentials, or STEWARD_MODEL_PROVIDER=openai with STEWARD_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL)"
         );
     };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use crate::secrets::{self, ParameterStore, SecretError, SsmParameters};
 
-/// Which model provider: `anthropic`, `bedrock`, or unset (= anthropic when a key is set).
+/// Which model provider: `anthropic`, `bedrock`, `openai`, `none`, `scripted:<path>`, or unset
+/// (= anthropic when a key is set).
 pub const ENV_MODEL_PROVIDER: &str = "STEWARD_MODEL_PROVIDER";
 /// The model id.
 pub const ENV_MODEL: &str = "STEWARD_MODEL";
@@ -19,6 +20,11 @@ pub const ENV_MODEL: &str = "STEWARD_MODEL";
 pub const ENV_ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 /// The Anthropic API root (default `https://api.anthropic.com`).
 pub const ENV_ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// The API key of an OpenAI-compatible server (a secret: `OPENAI_API_KEY_PARAM` on Lambda);
+/// required for OpenAI's own API, optional for a server that takes none.
+pub const ENV_OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// The root of an OpenAI-compatible API, `/v1` included (default `https://api.openai.com/v1`).
+pub const ENV_OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// The DynamoDB table name.
 pub const ENV_TABLE: &str = "STEWARD_TABLE";
 /// The SQS FIFO turn queue URL.
@@ -34,8 +40,9 @@ pub const WEBHOOK_SECRETS: [&str; 3] = [
 ];
 
 /// The secrets the agent function reads.
-pub const AGENT_SECRETS: [&str; 3] = [
+pub const AGENT_SECRETS: [&str; 4] = [
     ENV_ANTHROPIC_API_KEY,
+    ENV_OPENAI_API_KEY,
     steward_channels::ENV_WHATSAPP_ACCESS_TOKEN,
     steward_channels::ENV_TELEGRAM_BOT_TOKEN,
 ];

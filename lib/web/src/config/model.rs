@@ -1,7 +1,17 @@
 //! The model client from configuration: `STEWARD_MODEL_PROVIDER` (`anthropic`, `bedrock`,
-//! `scripted:<path>`, `none`, or unset = `anthropic` when `ANTHROPIC_API_KEY` is set, else no
-//! model), `STEWARD_MODEL`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`. Without a model the
-//! agent still runs: a turn answers with the not-plugged-in message.
+//! `openai`, `scripted:<path>`, `none`, or unset = `anthropic` when `ANTHROPIC_API_KEY` is set,
+//! else no model), `STEWARD_MODEL`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`,
+//! `OPENAI_API_KEY` and `OPENAI_BASE_URL`. Without a model the agent still runs: a turn answers
+//! with the not-plugged-in message.
+//!
+//! The model id defaults per provider: [`DEFAULT_MODEL`] on the Claude API,
+//! [`DEFAULT_BEDROCK_MODEL`] on Bedrock; an OpenAI-compatible server has no sensible default,
+//! so `STEWARD_MODEL` is required there. A Bedrock id that cannot be one (no provider prefix,
+//! not an ARN — typically a Claude API id) is refused at start-up naming `STEWARD_MODEL`; an id
+//! that is well-formed but not served in the region is reported by the first call as
+//! `ModelUnavailable`, naming `STEWARD_MODEL` too (checking at start-up would cost a model call
+//! on every cold start). Request features a provider cannot take are logged once here, at
+//! start-up, and left out of every request by the client.
 //!
 //! `scripted:<path>` is for tests and demos: a [`ReplayClient`] plays the JSON script at
 //! `<path>` (format in [`steward_llm::replay`]), checked whole at start-up, one step per model
@@ -14,12 +24,13 @@ use std::sync::Arc;
 
 use steward_harness::ModelSettings;
 use steward_llm::{
-    AnthropicClient, AnthropicConfig, BedrockClient, DEFAULT_MODEL, LlmClient, ReplayClient,
+    AnthropicClient, AnthropicConfig, BedrockClient, ConverseFeatures, DEFAULT_BEDROCK_MODEL,
+    DEFAULT_MODEL, LlmClient, OPENAI_DROPPED_FEATURES, OpenAiClient, OpenAiConfig, ReplayClient,
 };
 
 use super::{
     ConfigError, ENV_ANTHROPIC_API_KEY, ENV_ANTHROPIC_BASE_URL, ENV_MODEL, ENV_MODEL_PROVIDER,
-    Settings,
+    ENV_OPENAI_API_KEY, ENV_OPENAI_BASE_URL, Settings,
 };
 
 /// The prefix of `STEWARD_MODEL_PROVIDER` naming a script to replay: `scripted:<path>`.
@@ -30,8 +41,10 @@ pub const SCRIPTED_PREFIX: &str = "scripted:";
 pub enum ModelProvider {
     /// The Anthropic Messages API over HTTPS.
     Anthropic,
-    /// Claude on Amazon Bedrock (IAM credentials of the function).
+    /// Any model on Amazon Bedrock through Converse (IAM credentials of the function).
     Bedrock,
+    /// Any OpenAI-compatible server through Chat Completions.
+    OpenAi,
     /// A scripted conversation replayed from this JSON file (tests and demos, no network).
     Scripted(PathBuf),
     /// No model: turns answer that none is configured.
@@ -61,26 +74,55 @@ impl ModelProvider {
         match raw.map(|p| p.trim().to_ascii_lowercase()).as_deref() {
             Some("anthropic") => Ok(Self::Anthropic),
             Some("bedrock") => Ok(Self::Bedrock),
+            Some("openai") => Ok(Self::OpenAi),
             Some("none") => Ok(Self::None),
             None if settings.get(ENV_ANTHROPIC_API_KEY).is_some() => Ok(Self::Anthropic),
             None => Ok(Self::None),
             Some(other) => Err(ConfigError::Invalid {
                 name: ENV_MODEL_PROVIDER,
-                problem: format!("\"{other}\" is not anthropic, bedrock, scripted:<path> or none"),
+                problem: format!(
+                    "\"{other}\" is not anthropic, bedrock, openai, scripted:<path> or none"
+                ),
             }),
         }
+    }
+}
+
+/// The model id `provider` uses: `STEWARD_MODEL`, else the provider's default. Fails, naming
+/// `STEWARD_MODEL`, when an OpenAI-compatible server has no model named, or a Bedrock id cannot
+/// be a Bedrock id.
+pub fn model_id(settings: &Settings, provider: &ModelProvider) -> Result<String, ConfigError> {
+    let configured = settings.get(ENV_MODEL);
+    match provider {
+        ModelProvider::Bedrock => {
+            let model = configured.unwrap_or_else(|| DEFAULT_BEDROCK_MODEL.to_owned());
+            // Every Bedrock model id, inference-profile id and ARN has a dot or a colon.
+            if !model.starts_with("arn:") && !model.contains('.') {
+                return Err(ConfigError::Invalid {
+                    name: ENV_MODEL,
+                    problem: format!(
+                        "\"{model}\" is not a Bedrock model id; use a Bedrock model or inference-profile id such as {DEFAULT_BEDROCK_MODEL} (or unset it for that default)"
+                    ),
+                });
+            }
+            Ok(model)
+        }
+        ModelProvider::OpenAi => configured.ok_or_else(|| ConfigError::Invalid {
+            name: ENV_MODEL,
+            problem: "must name the model with STEWARD_MODEL_PROVIDER=openai (for example gpt-5-mini on OpenAI, or the name your server lists under /v1/models)".to_owned(),
+        }),
+        _ => Ok(configured.unwrap_or_else(|| DEFAULT_MODEL.to_owned())),
     }
 }
 
 /// One line saying which model answers chat, for start-up output and the chat page
 /// ("Anthropic claude-…", "scripted (test replay of chat.json)", "none configured").
 pub fn describe(settings: &Settings) -> Result<String, ConfigError> {
-    let model = settings
-        .get(ENV_MODEL)
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    Ok(match ModelProvider::from_settings(settings)? {
-        ModelProvider::Anthropic => format!("Anthropic {model}"),
-        ModelProvider::Bedrock => format!("Amazon Bedrock {model}"),
+    let provider = ModelProvider::from_settings(settings)?;
+    Ok(match &provider {
+        ModelProvider::Anthropic => format!("Anthropic {}", model_id(settings, &provider)?),
+        ModelProvider::Bedrock => format!("Amazon Bedrock {}", model_id(settings, &provider)?),
+        ModelProvider::OpenAi => format!("OpenAI-compatible {}", model_id(settings, &provider)?),
         ModelProvider::Scripted(path) => format!("scripted (test replay of {})", path.display()),
         ModelProvider::None => "none configured".to_owned(),
     })
@@ -92,10 +134,9 @@ pub fn model_client(
     settings: &Settings,
     sdk: &aws_config::SdkConfig,
 ) -> Result<(Option<Arc<dyn LlmClient>>, ModelSettings), ConfigError> {
-    let model = settings
-        .get(ENV_MODEL)
-        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
     let provider = ModelProvider::from_settings(settings)?;
+    let model = model_id(settings, &provider)?;
+    let mut dropped: Vec<&'static str> = Vec::new();
     let client: Option<Arc<dyn LlmClient>> = match &provider {
         ModelProvider::Anthropic => {
             let mut config = AnthropicConfig::new(settings.require(ENV_ANTHROPIC_API_KEY)?);
@@ -108,7 +149,32 @@ pub fn model_client(
             })?;
             Some(Arc::new(client))
         }
-        ModelProvider::Bedrock => Some(Arc::new(BedrockClient::new(sdk))),
+        ModelProvider::Bedrock => {
+            dropped = ConverseFeatures::for_model(&model).dropped();
+            Some(Arc::new(BedrockClient::new(sdk)))
+        }
+        ModelProvider::OpenAi => {
+            let base = settings.get(ENV_OPENAI_BASE_URL);
+            let key = settings.get(ENV_OPENAI_API_KEY);
+            // OpenAI's own API always needs a key; a self-hosted server may take none.
+            if base.is_none() && key.is_none() {
+                return Err(ConfigError::Missing(ENV_OPENAI_API_KEY));
+            }
+            let mut config = OpenAiConfig::new(key);
+            if let Some(base) = &base {
+                config = config.with_base_url(base.trim_end_matches('/'));
+            }
+            let client = OpenAiClient::new(config).map_err(|e| ConfigError::Invalid {
+                name: if base.is_some() {
+                    ENV_OPENAI_BASE_URL
+                } else {
+                    ENV_OPENAI_API_KEY
+                },
+                problem: e.to_string(),
+            })?;
+            dropped = OPENAI_DROPPED_FEATURES.to_vec();
+            Some(Arc::new(client))
+        }
         ModelProvider::Scripted(path) => {
             let client = ReplayClient::from_file(path).map_err(|e| ConfigError::Invalid {
                 name: ENV_MODEL_PROVIDER,
@@ -120,6 +186,14 @@ pub fn model_client(
         ModelProvider::None => None,
     };
     tracing::info!(?provider, %model, "model configured");
+    if !dropped.is_empty() {
+        tracing::info!(
+            ?provider,
+            %model,
+            left_out = %dropped.join("; "),
+            "this provider or model does not take every request feature; those are left out of every request"
+        );
+    }
     Ok((client, ModelSettings::new(model)))
 }
 
@@ -149,7 +223,14 @@ mod tests {
             p(&[(ENV_MODEL_PROVIDER, "none"), (ENV_ANTHROPIC_API_KEY, "k")]).ok(),
             Some(ModelProvider::None)
         );
-        assert!(p(&[(ENV_MODEL_PROVIDER, "gpt")]).is_err());
+        assert_eq!(
+            p(&[(ENV_MODEL_PROVIDER, " OpenAI ")]).ok(),
+            Some(ModelProvider::OpenAi)
+        );
+        match p(&[(ENV_MODEL_PROVIDER, "gpt")]) {
+            Err(e) => assert!(e.to_string().contains(ENV_MODEL_PROVIDER), "{e}"),
+            Ok(other) => panic!("an unknown provider was accepted: {other:?}"),
+        }
         assert_eq!(
             p(&[(ENV_MODEL_PROVIDER, "Scripted:./Demo Chat.json")]).ok(),
             Some(ModelProvider::Scripted(PathBuf::from("./Demo Chat.json"))),
@@ -218,5 +299,87 @@ mod tests {
         let (client, model) = model_client(&settings, &sdk).unwrap_or_else(|e| panic!("{e}"));
         assert!(client.is_some());
         assert_eq!(model.model, DEFAULT_MODEL);
+    }
+
+    fn client_error(settings: &Settings) -> String {
+        let sdk = aws_config::SdkConfig::builder().build();
+        match model_client(settings, &sdk) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("the configuration was accepted"),
+        }
+    }
+
+    #[test]
+    fn bedrock_defaults_to_a_bedrock_id_and_refuses_a_claude_api_id() {
+        let sdk = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let settings = Settings::from_pairs([(ENV_MODEL_PROVIDER, "bedrock")]);
+        let (client, model) = model_client(&settings, &sdk).unwrap_or_else(|e| panic!("{e}"));
+        assert!(client.is_some());
+        assert_eq!(model.model, DEFAULT_BEDROCK_MODEL);
+        assert_eq!(
+            describe(&settings).ok(),
+            Some(format!("Amazon Bedrock {DEFAULT_BEDROCK_MODEL}"))
+        );
+        let settings = Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "bedrock"),
+            (ENV_MODEL, "claude-sonnet-5-5"),
+        ]);
+        let message = client_error(&settings);
+        assert!(message.starts_with(ENV_MODEL), "{message}");
+        assert!(message.contains(DEFAULT_BEDROCK_MODEL), "{message}");
+        for id in [
+            "us.amazon.nova-pro-v1:0",
+            "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc",
+        ] {
+            let settings = Settings::from_pairs([(ENV_MODEL_PROVIDER, "bedrock"), (ENV_MODEL, id)]);
+            let (_, model) = model_client(&settings, &sdk).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(model.model, id);
+        }
+    }
+
+    #[test]
+    fn openai_needs_a_model_and_a_key_or_a_base_url() {
+        let sdk = aws_config::SdkConfig::builder().build();
+        let message = client_error(&Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "openai"),
+            (ENV_OPENAI_API_KEY, "sk-test"),
+        ]));
+        assert!(message.starts_with(ENV_MODEL), "{message}");
+        let message = client_error(&Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "openai"),
+            (ENV_MODEL, "gpt-5-mini"),
+        ]));
+        assert!(message.contains(ENV_OPENAI_API_KEY), "{message}");
+        let message = client_error(&Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "openai"),
+            (ENV_MODEL, "llama3.1"),
+            (ENV_OPENAI_BASE_URL, "localhost:11434/v1"),
+        ]));
+        assert!(message.starts_with(ENV_OPENAI_BASE_URL), "{message}");
+
+        let local = Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "openai"),
+            (ENV_MODEL, "llama3.1"),
+            (ENV_OPENAI_BASE_URL, "http://localhost:11434/v1/"),
+        ]);
+        let (client, model) = model_client(&local, &sdk).unwrap_or_else(|e| panic!("{e}"));
+        assert!(client.is_some(), "a local server needs no key");
+        assert_eq!(model.model, "llama3.1");
+        assert_eq!(
+            describe(&local).ok().as_deref(),
+            Some("OpenAI-compatible llama3.1")
+        );
+        let hosted = Settings::from_pairs([
+            (ENV_MODEL_PROVIDER, "openai"),
+            (ENV_MODEL, "gpt-5-mini"),
+            (ENV_OPENAI_API_KEY, "sk-test"),
+        ]);
+        assert!(model_client(&hosted, &sdk).is_ok());
+        assert_eq!(
+            describe(&hosted).ok().as_deref(),
+            Some("OpenAI-compatible gpt-5-mini")
+        );
     }
 }
