@@ -208,7 +208,8 @@ where
 }
 
 /// Sets each failed record's visibility to its `comes_back_in`. A failure here is logged and
-/// the records are still reported: they come back after their lease instead.
+/// the records are still reported: they come back after their lease instead (or after the
+/// queue's visibility timeout, when the heartbeat failed as well).
 async fn bring_back(visibility: &dyn MessageVisibility, failed: &[Failed], timing: &BatchTiming) {
     let changes: Vec<VisibilityChange> = failed
         .iter()
@@ -234,11 +235,11 @@ async fn bring_back(visibility: &dyn MessageVisibility, failed: &[Failed], timin
         ),
         Ok(Err(e)) => tracing::error!(
             error = %e,
-            "could not shorten the failed records' visibility; they are still reported and come back after their lease"
+            "could not shorten the failed records' visibility; they are still reported and come back after their lease (or the queue's visibility timeout)"
         ),
         Err(_) => tracing::error!(
             records = changes.len(),
-            "changing the failed records' visibility timed out; they are still reported and come back after their lease"
+            "changing the failed records' visibility timed out; they are still reported and come back after their lease (or the queue's visibility timeout)"
         ),
     }
 }
