@@ -5,6 +5,7 @@ infra/deploy-checks.sh in the deploy virtualenv (PyYAML comes with cfn-lint).
 """
 import json
 import pathlib
+import re
 import unittest
 
 import yaml
@@ -57,6 +58,14 @@ def statements(function):
 
 def as_list(value):
     return value if isinstance(value, list) else [value]
+
+
+def rust_const(path, name):
+    """The integer value of `const NAME: T = <int>;` in a Rust source file of this repository."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    match = re.search(rf"const {name}: \w+ = ([0-9_]+);", text)
+    assert match, f"{name} not found in {path}"
+    return int(match.group(1).replace("_", ""))
 
 
 def refs(value):
@@ -136,10 +145,15 @@ class TemplateTest(unittest.TestCase):
         q = self.r["TurnQueue"]["Properties"]
         self.assertIs(q["FifoQueue"], True)
         self.assertIs(q.get("ContentBasedDeduplication", False), False, "dedupe ids are explicit")
-        self.assertGreaterEqual(q["VisibilityTimeout"], 6 * self.fn("AgentFunction")["Timeout"])
+        agent_timeout = self.fn("AgentFunction")["Timeout"]
+        # Lambda refuses an SQS event source whose visibility timeout is below the function's
+        # timeout; above it, the fallback (an init failure, a failed heartbeat) only grows.
+        self.assertGreaterEqual(q["VisibilityTimeout"], agent_timeout, "Lambda's rule")
+        self.assertLessEqual(q["VisibilityTimeout"], agent_timeout, "a short fallback: the heartbeat does the rest")
         redrive = q["RedrivePolicy"]
         self.assertEqual(redrive["deadLetterTargetArn"], {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]})
-        self.assertTrue(1 <= redrive["maxReceiveCount"] <= 10)
+        self.assertEqual(redrive["maxReceiveCount"], rust_const("lib/store/src/queue/schedule.rs", "RECEIVES_MAX"),
+                         "the agent dead-letters on the receive the queue does")
         dlq = self.r["DeadLetterQueue"]["Properties"]
         self.assertIs(dlq["FifoQueue"], True, "a FIFO queue's DLQ must be FIFO")
         self.assertGreaterEqual(dlq["MessageRetentionPeriod"], 7 * 24 * 3600)
@@ -195,8 +209,12 @@ class TemplateTest(unittest.TestCase):
 
     def test_agent_gets_the_table_its_secrets_and_bedrock_only_when_chosen(self):
         p = self.policy("AgentFunction")
-        self.assertEqual(set(p), {"Table", "ReadOwnSecrets", "DecryptOwnSecrets", "InvokeModel"})
+        self.assertEqual(set(p), {"Table", "ChangeVisibility", "ReadOwnSecrets", "DecryptOwnSecrets", "InvokeModel"})
         self.assert_table(p["Table"])
+        self.assertEqual(as_list(p["ChangeVisibility"]["Action"]), ["sqs:ChangeMessageVisibility"])
+        self.assertEqual(p["ChangeVisibility"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
+        env = self.fn("AgentFunction")["Environment"]["Variables"]
+        self.assertEqual(env["STEWARD_QUEUE_URL"], {"Ref": "TurnQueue"}, "the queue whose visibility it changes")
         self.assert_secret_statements(p, {"AnthropicApiKeyParam", "WhatsappAccessTokenParam", "TelegramBotTokenParam"})
         bedrock = [s for s in self.r["AgentFunction"]["Properties"]["Policies"][0]["Statement"]
                    if "Fn::If" in s and s["Fn::If"][1].get("Sid") == "InvokeModel"]
@@ -298,11 +316,30 @@ class CheckerCatchesMistakes(unittest.TestCase):
         with self.assertRaises(AssertionError):
             self.mutated(change).test_functions_are_rust_on_provided_al2023_arm64_by_default()
 
-    def test_a_short_visibility_timeout_fails(self):
+    def test_a_visibility_timeout_below_the_function_timeout_fails(self):
         def change(t):
-            t["Resources"]["TurnQueue"]["Properties"]["VisibilityTimeout"] = 900
+            t["Resources"]["TurnQueue"]["Properties"]["VisibilityTimeout"] = 600
         with self.assertRaises(AssertionError):
             self.mutated(change).test_fifo_queue_and_dead_letter_queue()
+
+    def test_the_old_ninety_minute_visibility_fails(self):
+        def change(t):
+            t["Resources"]["TurnQueue"]["Properties"]["VisibilityTimeout"] = 5400
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_fifo_queue_and_dead_letter_queue()
+
+    def test_a_max_receive_count_other_than_the_agents_fails(self):
+        def change(t):
+            t["Resources"]["TurnQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"] = 3
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_fifo_queue_and_dead_letter_queue()
+
+    def test_an_agent_without_the_visibility_permission_fails(self):
+        def change(t):
+            statements = t["Resources"]["AgentFunction"]["Properties"]["Policies"][0]["Statement"]
+            statements[:] = [s for s in statements if s.get("Sid") != "ChangeVisibility"]
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_agent_gets_the_table_its_secrets_and_bedrock_only_when_chosen()
 
     def test_a_broad_webhook_policy_fails(self):
         def change(t):

@@ -1,7 +1,8 @@
 //! The agent Lambda: consumes SQS FIFO batches of inbound messages, one conversation at a time
 //! and in order, and runs each turn with the events domain (see `steward_web::agent_batch`).
 //!
-//! Environment: `STEWARD_TABLE`, `STEWARD_PUBLIC_URL`, the model (`STEWARD_MODEL_PROVIDER`,
+//! Environment: `STEWARD_TABLE`, `STEWARD_QUEUE_URL` (the turn queue, whose records' visibility
+//! the agent keeps and shortens on failure), `STEWARD_PUBLIC_URL`, the model (`STEWARD_MODEL_PROVIDER`,
 //! `STEWARD_MODEL`, `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`) and the senders
 //! (`WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID`, `TELEGRAM_BOT_TOKEN`, …); secrets may be
 //! given as `*_PARAM` SSM names. The event source mapping must enable `ReportBatchItemFailures`.
@@ -13,8 +14,11 @@ use anyhow::Context;
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
 use steward_events::EventsConfig;
-use steward_store::DynamoTable;
-use steward_web::config::{self, AGENT_SECRETS, ENV_PUBLIC_URL, ENV_TABLE, Settings, wiring};
+use steward_store::{DynamoTable, SqsQueue};
+use steward_web::agent_batch::lambda_deadline;
+use steward_web::config::{
+    self, AGENT_SECRETS, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings, wiring,
+};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -28,15 +32,18 @@ async fn main() -> anyhow::Result<()> {
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
     let domain = wiring::events_domain(&events);
-    let worker = Arc::new(wiring::turn_worker(
-        &settings,
-        &sdk,
-        Arc::new(table),
-        domain,
-    )?);
+    let queue = SqsQueue::new(
+        aws_sdk_sqs::Client::new(&sdk),
+        settings.require(ENV_QUEUE_URL)?,
+    );
+    let worker = Arc::new(
+        wiring::turn_worker(&settings, &sdk, Arc::new(table), domain)?
+            .with_visibility(Arc::new(queue)),
+    );
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let worker = Arc::clone(&worker);
-        async move { Ok::<_, Infallible>(worker.handle_batch(event.payload).await) }
+        let deadline = lambda_deadline(event.context.deadline);
+        async move { Ok::<_, Infallible>(worker.handle_batch(event.payload, Some(deadline)).await) }
     }))
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))

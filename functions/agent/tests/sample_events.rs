@@ -123,7 +123,7 @@ async fn the_sqs_sample_batch_answers_both_conversations_in_order() {
 
     let event: SqsEvent = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();
     assert_eq!(event.records.len(), 3);
-    let response = worker.handle_batch(event).await;
+    let response = worker.handle_batch(event, None).await;
 
     assert!(
         response.batch_item_failures.is_empty(),
@@ -147,7 +147,7 @@ async fn the_sqs_sample_batch_answers_both_conversations_in_order() {
     let again: SqsEvent = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();
     assert!(
         worker
-            .handle_batch(again)
+            .handle_batch(again, None)
             .await
             .batch_item_failures
             .is_empty()

@@ -6,7 +6,8 @@
 //!   suite (`tests/conformance/`), so nothing above this crate knows which one it has.
 //! * [`TurnQueue`]: per-conversation FIFO delivery of inbound messages. Adapters:
 //!   [`InProcessQueue`] (durable in the `Table`, one worker per conversation) and [`SqsQueue`]
-//!   (SQS FIFO, consumed by the agent Lambda).
+//!   (SQS FIFO, consumed by the agent Lambda). Both retry a failed message on one schedule
+//!   ([`REDELIVERY_SCHEDULE`]); [`MessageVisibility`] is how the agent applies it on SQS.
 
 mod clock;
 mod dynamo;
@@ -16,6 +17,7 @@ mod limits;
 mod query;
 mod queue;
 mod size;
+mod sleeper;
 mod sqlite;
 mod table;
 #[cfg(feature = "testing")]
@@ -32,10 +34,13 @@ pub use limits::{
 };
 pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{
-    DeadLetter, Handler, HandlerError, InProcessQueue, QueueConfig, QueueError, QueuedMessage,
-    SqsQueue, TurnQueue, dedupe_id_in_group, sqs_safe_id,
+    DeadLetter, Handler, HandlerError, InProcessQueue, MessageVisibility, QueueConfig, QueueError,
+    QueuedMessage, RECEIVES_MAX, REDELIVERY_FIRST, REDELIVERY_LATER, REDELIVERY_SCHEDULE,
+    REDELIVERY_SECOND, REDELIVERY_THIRD, SqsQueue, TurnQueue, VisibilityChange, VisibilityError,
+    dedupe_id_in_group, redelivery_delay, redelivery_wait_total, sqs_safe_id,
 };
 pub use size::item_size;
+pub use sleeper::{Sleeper, TokioSleeper};
 pub use sqlite::SqliteTable;
 pub use table::Table;
 pub use write::{Condition, WriteOp};

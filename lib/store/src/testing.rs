@@ -1,12 +1,14 @@
 //! Test support shared by every crate's tests (feature `testing`): fresh tables on each
 //! backend, so storage-touching tests run against SQLite always and against DynamoDB on the
 //! emulator whenever `STEWARD_TEST_AWS_ENDPOINT` is set (`.ci/run` always sets it; with
-//! `STEWARD_REQUIRE_EMULATOR=1` a missing endpoint fails instead of skipping).
+//! `STEWARD_REQUIRE_EMULATOR=1` a missing endpoint fails instead of skipping), and a
+//! [`RecordingSleeper`] for backoff schedules.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use crate::{Clock, DynamoTable, ManualClock, SqliteTable, Table, create_table};
+use crate::{Clock, DynamoTable, ManualClock, Sleeper, SqliteTable, Table, create_table};
 
 /// The moment test clocks start at by default (2026-11-30T12:00:00Z).
 pub const TEST_START_MILLIS: i64 = 1_796_040_000_000;
@@ -97,6 +99,39 @@ pub async fn all_backends() -> Vec<(Backend, Arc<dyn Table>, ManualClock)> {
         }
     }
     out
+}
+
+/// A [`Sleeper`] that takes no time: it records each wait asked of it and yields once, so a
+/// test checks a backoff schedule without waiting it out (and without timed assertions).
+#[derive(Debug, Default)]
+pub struct RecordingSleeper {
+    waits: Mutex<Vec<Duration>>,
+}
+
+impl RecordingSleeper {
+    /// A sleeper with no waits recorded yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Every wait asked for so far, in order.
+    pub fn waits(&self) -> Vec<Duration> {
+        self.waits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Sleeper for RecordingSleeper {
+    async fn sleep(&self, duration: Duration) {
+        self.waits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(duration);
+        tokio::task::yield_now().await;
+    }
 }
 
 /// Generates one `#[tokio::test]` per case and backend: `mod sqlite { … }` and

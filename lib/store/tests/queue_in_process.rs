@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use steward_store::testing::RecordingSleeper;
 use steward_store::{
-    Handler, HandlerError, InProcessQueue, ManualClock, QueueConfig, QueuedMessage, SqliteTable,
-    Table, TurnQueue,
+    Handler, HandlerError, InProcessQueue, ManualClock, QueueConfig, QueuedMessage, RECEIVES_MAX,
+    REDELIVERY_SCHEDULE, SqliteTable, Table, TokioSleeper, TurnQueue, redelivery_wait_total,
 };
 use tokio::sync::Notify;
 
@@ -84,9 +85,9 @@ impl Recorder {
 fn fast() -> QueueConfig {
     QueueConfig {
         attempts_max: 3,
-        backoff_first: Duration::from_millis(5),
-        backoff_max: Duration::from_millis(20),
+        redelivery: vec![Duration::from_millis(5), Duration::from_millis(20)],
         idle_worker: Duration::from_millis(100),
+        sleeper: Arc::new(TokioSleeper),
     }
 }
 
@@ -248,6 +249,85 @@ async fn failures_are_retried_then_dead_lettered_and_can_be_redriven() {
         futures::executor::block_on(q.dead_letters()).unwrap().len() == 2
     })
     .await;
+}
+
+/// The deployed shape's schedule with waits recorded, not taken.
+fn deployed_schedule(sleeper: Arc<RecordingSleeper>) -> QueueConfig {
+    QueueConfig {
+        sleeper,
+        ..QueueConfig::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_message_is_retried_on_the_shared_schedule_and_its_conversation_waits() {
+    let rec = Arc::new(Recorder::default());
+    let sleeper = RecordingSleeper::new();
+    let q = InProcessQueue::start(sqlite(), rec.clone(), deployed_schedule(sleeper.clone()))
+        .await
+        .unwrap();
+    q.enqueue("c", "1", "fail:2:recovers").await.unwrap();
+    q.enqueue("c", "2", "after").await.unwrap();
+    wait_until("the later message handled", || {
+        rec.done_in("c").contains(&"after".to_string())
+    })
+    .await;
+    assert_eq!(
+        sleeper.waits(),
+        [REDELIVERY_SCHEDULE[0], REDELIVERY_SCHEDULE[1]],
+        "two failures: the first two steps (5 s, 30 s), nothing else"
+    );
+    assert_eq!(rec.done_in("c"), ["fail:2:recovers", "after"]);
+    let log: Vec<(String, u32)> = rec
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, b, a)| (b.clone(), *a))
+        .collect();
+    assert_eq!(
+        log,
+        [
+            ("fail:2:recovers".to_string(), 1),
+            ("fail:2:recovers".to_string(), 2),
+            ("fail:2:recovers".to_string(), 3),
+            ("after".to_string(), 1),
+        ],
+        "the later message waited behind the retries, never overtaking"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poison_message_is_dead_lettered_after_the_whole_schedule_and_the_group_moves_on() {
+    let rec = Arc::new(Recorder::default());
+    let sleeper = RecordingSleeper::new();
+    let q = InProcessQueue::start(sqlite(), rec.clone(), deployed_schedule(sleeper.clone()))
+        .await
+        .unwrap();
+    q.enqueue("c", "1", "fail:99:poison").await.unwrap();
+    q.enqueue("c", "2", "next").await.unwrap();
+    wait_until("the next message handled", || rec.done_in("c") == ["next"]).await;
+    let attempts = rec
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, b, _)| b == "fail:99:poison")
+        .count();
+    assert_eq!(attempts, RECEIVES_MAX as usize);
+    assert_eq!(
+        sleeper.waits(),
+        REDELIVERY_SCHEDULE,
+        "5 s, 30 s, 2 min, 10 min"
+    );
+    assert_eq!(
+        sleeper.waits().iter().sum::<Duration>(),
+        redelivery_wait_total(&REDELIVERY_SCHEDULE, RECEIVES_MAX),
+        "the conversation waited the schedule's total, no longer"
+    );
+    let dead = q.dead_letters().await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].body, "fail:99:poison");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

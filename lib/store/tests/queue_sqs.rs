@@ -1,5 +1,5 @@
-//! The SQS FIFO adapter against the emulator: order within a group, deduplication, and ids
-//! that SQS would refuse as they are.
+//! The SQS FIFO adapter against the emulator: order within a group, deduplication, ids that
+//! SQS would refuse as they are, and changing received messages' visibility.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -7,9 +7,10 @@ mod conformance;
 mod support;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use steward_store::{SqsQueue, TurnQueue, sqs_safe_id};
+use steward_store::{MessageVisibility, SqsQueue, TurnQueue, VisibilityChange, sqs_safe_id};
 
 async fn fifo_queue() -> Option<(aws_sdk_sqs::Client, String)> {
     let endpoint = support::emulator_endpoint()?;
@@ -134,4 +135,121 @@ async fn ids_sqs_would_refuse_are_hashed_stably() {
         .unwrap();
     let got = drain(&client, &url).await;
     assert_eq!(got, [(sqs_safe_id("web:Zoë Ñ"), "one".to_string())]);
+}
+
+/// Receives what is visible now (no wait): (body, receipt handle, receive count).
+async fn receive_now(client: &aws_sdk_sqs::Client, url: &str) -> Vec<(String, String, String)> {
+    let got = client
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(10)
+        .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+        .send()
+        .await
+        .unwrap();
+    got.messages
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            let count = m
+                .attributes
+                .as_ref()
+                .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
+                .cloned()
+                .unwrap();
+            (m.body.unwrap(), m.receipt_handle.unwrap(), count)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn visibility_changes_bring_messages_back_or_keep_them_hidden() {
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
+    let queue = SqsQueue::new(client.clone(), &url);
+    // Twelve conversations: more than one ChangeMessageVisibilityBatch request holds.
+    for i in 0..12 {
+        queue
+            .enqueue(&format!("g{i:02}"), "m", &format!("b{i:02}"))
+            .await
+            .unwrap();
+    }
+    let mut first = receive_now(&client, &url).await;
+    first.extend(receive_now(&client, &url).await);
+    assert_eq!(first.len(), 12);
+    assert!(receive_now(&client, &url).await.is_empty(), "all in flight");
+
+    // Six come back at once, six stay hidden for ten minutes.
+    let changes: Vec<VisibilityChange> = first
+        .iter()
+        .enumerate()
+        .map(|(i, (_, handle, _))| VisibilityChange {
+            receipt_handle: handle.clone(),
+            timeout: if i % 2 == 0 {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(600)
+            },
+        })
+        .collect();
+    queue.change_visibility(&changes).await.unwrap();
+    let mut again = receive_now(&client, &url).await;
+    again.extend(receive_now(&client, &url).await);
+    let mut bodies: Vec<&str> = again.iter().map(|(b, _, _)| b.as_str()).collect();
+    bodies.sort_unstable();
+    let mut expected: Vec<&str> = first
+        .iter()
+        .step_by(2)
+        .map(|(b, _, _)| b.as_str())
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(bodies, expected);
+    assert!(again.iter().all(|(_, _, count)| count == "2"), "{again:?}");
+}
+
+#[tokio::test]
+async fn a_failed_visibility_change_names_its_message_and_the_others_still_apply() {
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
+    let queue = SqsQueue::new(client.clone(), &url);
+    queue.enqueue("g", "m", "body").await.unwrap();
+    let (_, handle, _) = receive_now(&client, &url).await.remove(0);
+    let err = queue
+        .change_visibility(&[
+            VisibilityChange {
+                receipt_handle: "not-a-receipt-handle".into(),
+                timeout: Duration::ZERO,
+            },
+            VisibilityChange {
+                receipt_handle: handle,
+                timeout: Duration::ZERO,
+            },
+        ])
+        .await
+        .unwrap_err();
+    assert_eq!(err.failed, ["not-a-receipt-handle"]);
+    assert!(!err.reason.is_empty());
+    assert_eq!(
+        receive_now(&client, &url).await.len(),
+        1,
+        "the valid one applied"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_queue_fails_every_change() {
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
+    let queue = SqsQueue::new(client, format!("{url}-missing"));
+    let err = queue
+        .change_visibility(&[VisibilityChange {
+            receipt_handle: "rh".into(),
+            timeout: Duration::from_secs(5),
+        }])
+        .await
+        .unwrap_err();
+    assert_eq!(err.failed, ["rh"]);
 }

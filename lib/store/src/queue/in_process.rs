@@ -9,8 +9,11 @@
 //!   run in parallel; a worker with nothing to do for `idle_worker` exits.
 //! * Deduplicated: a dedupe id seen in the same group in the last five minutes is accepted
 //!   and dropped.
-//! * Bounded retries: a failing (or panicking) handler is retried with exponential backoff,
-//!   then the message is parked as a [`DeadLetter`], kept in the table and re-drivable.
+//! * Bounded retries: a failing (or panicking) handler is retried on the redelivery schedule
+//!   the agent Lambda applies to SQS records ([`REDELIVERY_SCHEDULE`]: 5 s, 30 s, 2 min,
+//!   10 min), at most [`RECEIVES_MAX`] attempts, then the message is parked as a
+//!   [`DeadLetter`], kept in the table and re-drivable. Later messages of its conversation
+//!   wait only that long; other conversations never wait.
 //!
 //! Layout, all in partition `QUEUE` (one process uses it, so one partition is fine):
 //! `SEQ` (the next sequence number), `MSG#<seq>`, `DEAD#<seq>`, `DEDUPE#<sha256 of group and id>`.
@@ -25,8 +28,11 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{Mutex as AsyncMutex, mpsc};
 use tokio::task::JoinHandle;
 
-use super::{DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, TurnQueue};
-use crate::{Clock, Item, Query, StoreError, SystemClock, Table, WriteOp};
+use super::{
+    DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE,
+    TurnQueue, redelivery_delay,
+};
+use crate::{Clock, Item, Query, Sleeper, StoreError, SystemClock, Table, TokioSleeper, WriteOp};
 
 const PK: &str = "QUEUE";
 const SEQ_SK: &str = "SEQ";
@@ -46,21 +52,23 @@ const BODY_BYTES_MAX: usize = super::sqs::SQS_BODY_BYTES_MAX;
 pub struct QueueConfig {
     /// Attempts per message before it is dead-lettered (SQS's `maxReceiveCount`).
     pub attempts_max: u32,
-    /// Wait before the first retry; doubled each time up to `backoff_max`.
-    pub backoff_first: Duration,
-    /// Longest wait between retries.
-    pub backoff_max: Duration,
+    /// Wait after each failed attempt, in order; the last entry repeats (see
+    /// [`redelivery_delay`]).
+    pub redelivery: Vec<Duration>,
     /// A worker with no message for this long exits (a new one starts on demand).
     pub idle_worker: Duration,
+    /// How the waits between attempts are taken (tests record them instead).
+    pub sleeper: Arc<dyn Sleeper>,
 }
 
 impl Default for QueueConfig {
+    /// The deployed shape's numbers: [`RECEIVES_MAX`] attempts, [`REDELIVERY_SCHEDULE`].
     fn default() -> Self {
         Self {
-            attempts_max: 5,
-            backoff_first: Duration::from_millis(200),
-            backoff_max: Duration::from_secs(10),
+            attempts_max: RECEIVES_MAX,
+            redelivery: REDELIVERY_SCHEDULE.to_vec(),
             idle_worker: Duration::from_secs(60),
+            sleeper: Arc::new(TokioSleeper),
         }
     }
 }
@@ -327,7 +335,6 @@ impl InProcessQueue {
 
     async fn deliver(inner: &Inner, pending: Pending) {
         let Pending { seq, stored } = pending;
-        let mut backoff = inner.config.backoff_first;
         let mut last_error = String::new();
         for attempt in 1..=inner.config.attempts_max.max(1) {
             let message = QueuedMessage {
@@ -354,12 +361,22 @@ impl InProcessQueue {
                 Err(join) if join.is_panic() => last_error = "the handler panicked".into(),
                 Err(join) => last_error = format!("the handler was cancelled: {join}"),
             }
-            tracing::warn!(seq, group = %stored.group, attempt, error = %last_error, "queued message failed");
             if attempt < inner.config.attempts_max && !inner.closed.load(Ordering::SeqCst) {
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(inner.config.backoff_max);
+                let wait = redelivery_delay(&inner.config.redelivery, attempt);
+                tracing::warn!(
+                    seq,
+                    group = %stored.group,
+                    attempt,
+                    retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    error = %last_error,
+                    "queued message failed; its conversation waits for the retry"
+                );
+                inner.config.sleeper.sleep(wait).await;
             } else if inner.closed.load(Ordering::SeqCst) {
+                tracing::warn!(seq, group = %stored.group, attempt, error = %last_error, "queued message failed during shutdown; it stays queued");
                 return;
+            } else {
+                tracing::warn!(seq, group = %stored.group, attempt, error = %last_error, "queued message failed its last attempt");
             }
         }
         tracing::error!(seq, group = %stored.group, error = %last_error, "message dead-lettered after every attempt failed");

@@ -2,14 +2,21 @@
 //! with duplicates (same dedupe id within five minutes) dropped, as SQS FIFO does it.
 
 mod in_process;
+mod schedule;
 mod sqs;
+mod visibility;
 
 use async_trait::async_trait;
 
 use crate::StoreError;
 
 pub use in_process::{DeadLetter, InProcessQueue, QueueConfig};
+pub use schedule::{
+    RECEIVES_MAX, REDELIVERY_FIRST, REDELIVERY_LATER, REDELIVERY_SCHEDULE, REDELIVERY_SECOND,
+    REDELIVERY_THIRD, redelivery_delay, redelivery_wait_total,
+};
 pub use sqs::{SqsQueue, dedupe_id_in_group, sqs_safe_id};
+pub use visibility::{MessageVisibility, VisibilityChange, VisibilityError};
 
 /// How long a dedupe id suppresses a repeat: SQS FIFO's deduplication interval.
 pub const DEDUPE_WINDOW_SECS: i64 = 5 * 60;
@@ -35,7 +42,8 @@ pub struct QueuedMessage {
     pub attempt: u32,
 }
 
-/// Why a handler did not finish a message; the queue retries it, then dead-letters it.
+/// Why a handler did not finish a message; the queue retries it on the redelivery schedule
+/// ([`REDELIVERY_SCHEDULE`]), then dead-letters it.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct HandlerError(pub String);

@@ -1,6 +1,7 @@
 //! The agent function's batch with FIFO SQS events: per-group order, failures held back with
 //! every later record of their group, other groups carrying on — with a handler closure, and
-//! with the real turn worker behind a fake Telegram API.
+//! with the real turn worker behind a fake Telegram API (a retryable send failure is retried
+//! within the delivery before it is reported).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use serde_json::json;
 use steward_channels::telegram;
-use steward_web::agent_batch::process_batch;
+use steward_web::agent_batch::{Invocation, RETRY_ATTEMPTS_MAX, process_batch};
 
 use crate::support::{Stack, tg_text};
 
@@ -66,7 +67,7 @@ async fn a_failure_holds_back_the_rest_of_its_group_and_the_other_groups_carry_o
     let active: Mutex<HashMap<String, usize>> = Mutex::new(HashMap::new());
     let overlap_in_group = Mutex::new(false);
     let max_groups_at_once = Mutex::new(0_usize);
-    let response = process_batch(event, |record| {
+    let response = process_batch(event, &Invocation::default(), |record| {
         let (log, active, overlap_in_group, max_groups_at_once) =
             (&log, &active, &overlap_in_group, &max_groups_at_once);
         async move {
@@ -148,7 +149,7 @@ async fn the_turn_worker_reports_a_retryable_send_failure_and_its_groups_later_r
         ("n2", "tg:777", &n2),
         ("junk", "tg:888", "not an inbound message"),
     ]);
-    let response = s.worker.handle_batch(event).await;
+    let response = s.worker.handle_batch(event, None).await;
     assert_eq!(
         failed_ids(&response),
         ["m1", "m2"],
@@ -163,8 +164,17 @@ async fn the_turn_worker_reports_a_retryable_send_failure_and_its_groups_later_r
     assert_eq!(sends_to(777), 2, "the other group carried on");
     assert_eq!(
         sends_to(666),
-        1,
-        "m1's reply was attempted once, m2's never"
+        RETRY_ATTEMPTS_MAX as usize,
+        "m1's reply was retried within the delivery, m2's never attempted"
     );
-    assert_eq!(s.model.calls(), 3, "m2 never reached the model");
+    assert_eq!(
+        s.retry_waits.waits().len(),
+        RETRY_ATTEMPTS_MAX as usize - 1,
+        "a short wait before each retry"
+    );
+    assert_eq!(
+        s.model.calls(),
+        3,
+        "m2 never reached the model, and m1's retries resent its stored reply without one"
+    );
 }

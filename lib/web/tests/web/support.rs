@@ -19,11 +19,12 @@ use steward_harness::{
 use steward_llm::{
     ContentBlock, CreateRequest, CreateResponse, LlmClient, LlmError, ScriptedClient, StopReason,
 };
+use steward_store::testing::RecordingSleeper;
 use steward_store::{
     Handler, HandlerError, InProcessQueue, ManualClock, Query, QueueConfig, QueuedMessage,
-    SqliteTable, Table, TurnQueue,
+    SqliteTable, Table, TokioSleeper, TurnQueue,
 };
-use steward_web::agent_batch::{Senders, TurnWorker};
+use steward_web::agent_batch::{RetryPolicy, Senders, TurnWorker};
 use steward_web::webhooks::{self, WebhookState, WhatsappSecrets};
 
 use crate::fake_api::FakeApi;
@@ -126,6 +127,8 @@ pub struct Stack {
     pub worker: Arc<TurnWorker>,
     /// Deliveries the queue made to the worker (attempts included).
     pub handled: Arc<AtomicUsize>,
+    /// The waits the worker's retries within a delivery asked for (recorded, not taken).
+    pub retry_waits: Arc<RecordingSleeper>,
 }
 
 impl Stack {
@@ -176,7 +179,11 @@ impl Stack {
             Some(Arc::new(TelegramSender::new(tg_config, http))),
         );
         let links = Links::new(Some(PUBLIC_URL)).with_first_request("make a test");
-        let worker = Arc::new(TurnWorker::new(Arc::new(agent), senders, links));
+        let retry_waits = RecordingSleeper::new();
+        let worker = Arc::new(
+            TurnWorker::new(Arc::new(agent), senders, links)
+                .with_retry(RetryPolicy::default(), retry_waits.clone()),
+        );
 
         let handled = Arc::new(AtomicUsize::new(0));
         let counting = Arc::new(Counting {
@@ -188,9 +195,9 @@ impl Stack {
             counting,
             QueueConfig {
                 attempts_max: 3,
-                backoff_first: Duration::from_millis(20),
-                backoff_max: Duration::from_millis(100),
+                redelivery: vec![Duration::from_millis(20), Duration::from_millis(100)],
                 idle_worker: Duration::from_secs(5),
+                sleeper: Arc::new(TokioSleeper),
             },
             Arc::new(clock.clone()),
         )
@@ -222,6 +229,7 @@ impl Stack {
             tg,
             worker,
             handled,
+            retry_waits,
         }
     }
 
