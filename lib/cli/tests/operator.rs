@@ -128,7 +128,10 @@ async fn linked_phones_can_be_unlinked_by_the_operator() {
     let (ok, out, err) = steward(&db, &["user", "unlink", &user, "wa", "4915112345678"]);
     assert!(ok, "{err}");
     assert_eq!(out, format!("wa:4915112345678 unlinked from {user}"));
-    assert_eq!(identity::lookup(table.as_ref(), &phone).await.unwrap(), None);
+    assert_eq!(
+        identity::lookup(table.as_ref(), &phone).await.unwrap(),
+        None
+    );
 
     let (ok, out, err) = steward(&db, &["user", "unlink", &user, "wa", "4915112345678"]);
     assert!(!ok && out.is_empty());

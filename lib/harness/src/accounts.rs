@@ -312,7 +312,9 @@ mod tests {
     /// Security review, info 18: names shown to others cannot hide a direction override.
     #[test]
     fn bidi_and_invisible_characters_are_refused_in_names() {
-        let err = clean_name("label", "Dana\u{202E}elif").unwrap_err().to_string();
+        let err = clean_name("label", "Dana\u{202E}elif")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("Invalid label:"), "{err}");
         assert!(err.contains("U+202E"), "{err}");
         assert!(clean_name("name", "Dana\u{200B}").is_err());

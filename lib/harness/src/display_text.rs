@@ -43,9 +43,7 @@ pub fn hidden_format_char(text: &str) -> Option<char> {
         let after = chars.get(i + 1).copied();
         let kept = match c {
             ZWJ | ZWNJ => is_visible(before) && is_visible(after),
-            c if TAGS.contains(&c) => {
-                before.is_some_and(|b| b == TAG_BASE || TAGS.contains(&b))
-            }
+            c if TAGS.contains(&c) => before.is_some_and(|b| b == TAG_BASE || TAGS.contains(&b)),
             _ => false,
         };
         if !kept {

@@ -172,5 +172,8 @@ pub async fn unbind(
             Err(e) => return Err(e.into()),
         }
     }
-    Err(ServiceError::conflict(format!("The {} link", identity.channel)))
+    Err(ServiceError::conflict(format!(
+        "The {} link",
+        identity.channel
+    )))
 }

@@ -242,7 +242,11 @@ async fn private_chats_only(
     };
     let item = Item::from_value(keys::conversation_pk(key), keys::GROUP_NOTE_SK, &note)
         .map_err(|e| StoreError::Backend(e.to_string()))?;
-    match agent.table().write(vec![WriteOp::put_if_absent(item)]).await {
+    match agent
+        .table()
+        .write(vec![WriteOp::put_if_absent(item)])
+        .await
+    {
         Ok(()) => {}
         Err(StoreError::ConditionFailed { .. }) => {
             tracing::info!(conversation = %key, "group chat message dropped (already told)");

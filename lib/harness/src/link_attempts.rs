@@ -86,10 +86,11 @@ fn window(now_secs: i64) -> (i64, i64) {
 
 async fn read(table: &dyn Table, pk: &str, sk: &str) -> Result<u32, StoreError> {
     Ok(match table.get(pk, sk).await? {
-        Some(item) => item
-            .parse::<Count>()
-            .map_err(|e| StoreError::Backend(format!("corrupt link-failure count: {e}")))?
-            .count,
+        Some(item) => {
+            item.parse::<Count>()
+                .map_err(|e| StoreError::Backend(format!("corrupt link-failure count: {e}")))?
+                .count
+        }
         None => 0,
     })
 }

@@ -12,9 +12,9 @@ use steward_store::{Clock, Condition, Item, StoreError, Table, WriteOp};
 
 use crate::error::ServiceError;
 use crate::ids::{ChannelIdentity, UserId};
+use crate::limits::{LINK_CODE_LEN, LINK_CODE_TTL_SECS};
 use crate::link_attempts::{self, LinkBlocked};
 use crate::{conversation, identity, keys};
-use crate::limits::{LINK_CODE_LEN, LINK_CODE_TTL_SECS};
 
 /// The letters of a code: capitals and digits without the look-alikes 0/O and 1/I.
 pub const LINK_CODE_ALPHABET: &str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -360,7 +360,10 @@ mod tests {
             find_code_in_text("link K7PQ4MXB").unwrap().as_str(),
             "K7PQ4MXB"
         );
-        assert_eq!(find_code_in_text("(K7PQ4MXB)").unwrap().as_str(), "K7PQ4MXB");
+        assert_eq!(
+            find_code_in_text("(K7PQ4MXB)").unwrap().as_str(),
+            "K7PQ4MXB"
+        );
         // Ordinary words and numbers are not codes.
         assert!(find_code_in_text("thanks, everyone, 23456789 people").is_none());
         // Longer or shorter runs are not cut into codes.

@@ -18,7 +18,9 @@ use steward_channels::{
 use steward_harness::conversation::{self, Claim};
 use steward_harness::inbound::{Answer, onboarding_text, private_chats_only_text};
 use steward_harness::limits::INBOX_TTL_SECS;
-use steward_harness::link_attempts::{self, LINK_FAILURES_PER_HOUR, LINK_FAILURES_PER_SENDER_PER_HOUR};
+use steward_harness::link_attempts::{
+    self, LINK_FAILURES_PER_HOUR, LINK_FAILURES_PER_SENDER_PER_HOUR,
+};
 use steward_harness::{
     ChannelIdentity, ChannelName, ConversationKey, InboundOutcome, Links, TurnError, TurnInput,
     TurnOutcome, UserId, accounts, handle_inbound, identity, keys, linking, transcript,
@@ -376,7 +378,10 @@ async fn a_linking_code_binds_the_sender_and_welcomes_them_once(s: Setup) {
 }
 
 async fn an_unusable_code_from_a_stranger_gets_the_reason(s: Setup) {
-    let out = s.handle(&tg("502", "502", "x-1", "K7PQ4MXB")).await.unwrap();
+    let out = s
+        .handle(&tg("502", "502", "x-1", "K7PQ4MXB"))
+        .await
+        .unwrap();
     match out {
         InboundOutcome::Answered {
             answer: Answer::LinkRefused,
@@ -694,13 +699,22 @@ async fn telegram_group_update_gets_one_note_and_no_model_call_or_transcript(s: 
     assert_eq!(first.chat, ChatKind::Group);
     let out = s.handle(&first).await.unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::PrivateChatsOnly, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::PrivateChatsOnly,
+                ..
+            }
+        ),
         "{out:?}"
     );
     for (update, from) in [(2, 601), (3, 602), (1, 601)] {
         let again = tg_update(group.clone(), from, update, "hello?");
         assert!(
-            matches!(s.handle(&again).await.unwrap(), InboundOutcome::Ignored { .. }),
+            matches!(
+                s.handle(&again).await.unwrap(),
+                InboundOutcome::Ignored { .. }
+            ),
             "update {update}"
         );
     }
@@ -712,7 +726,10 @@ async fn telegram_group_update_gets_one_note_and_no_model_call_or_transcript(s: 
         .rig
         .world
         .table
-        .query_all(&steward_store::Query::partition(keys::conversation_pk(&key)), 100)
+        .query_all(
+            &steward_store::Query::partition(keys::conversation_pk(&key)),
+            100,
+        )
         .await
         .unwrap();
     let sks: Vec<&str> = stored.iter().map(|i| i.sk.as_str()).collect();
@@ -740,8 +757,14 @@ async fn two_users_in_one_conversation_get_no_turn_for_the_second(s: Setup) {
         vec![steward_llm::ContentBlock::text("Your notes are safe.")],
         steward_llm::StopReason::EndTurn,
     )));
-    let out = s.handle(&tg("611", "611", "o-1", "my private note")).await.unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    let out = s
+        .handle(&tg("611", "611", "o-1", "my private note"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
 
     // Bob's message in Alice's conversation (as a group would have delivered it).
     let out = s
@@ -757,7 +780,8 @@ async fn two_users_in_one_conversation_get_no_turn_for_the_second(s: Setup) {
         message_id: "o-3".into(),
         text: "cancel everything".into(),
     };
-    let outbox = steward_harness::ChannelOutbox::for_message(&s.sender, &tg("611", "612", "o-3", "x"));
+    let outbox =
+        steward_harness::ChannelOutbox::for_message(&s.sender, &tg("611", "612", "o-3", "x"));
     let direct = s.rig.agent.handle(&input, &outbox).await.unwrap();
     assert_eq!(direct, TurnOutcome::Duplicate, "nothing ran");
     let claim = conversation::claim(
@@ -775,7 +799,11 @@ async fn two_users_in_one_conversation_get_no_turn_for_the_second(s: Setup) {
 
     assert_eq!(s.rig.model.calls(), 1, "no model call for the second user");
     assert_eq!(s.sender.texts(), ["Your notes are safe."]);
-    assert_eq!(s.seen("611").await.len(), 2, "no transcript row for the second user");
+    assert_eq!(
+        s.seen("611").await.len(),
+        2,
+        "no transcript row for the second user"
+    );
 }
 
 /// A phone that changes hands (unlinked, then linked to another account) starts a fresh
@@ -802,12 +830,24 @@ async fn a_phone_linked_to_another_account_starts_a_fresh_conversation(s: Setup)
         .await
         .unwrap()
         .code;
-    let out = s.handle(&tg("621", "621", "h-2", code.as_str())).await.unwrap();
+    let out = s
+        .handle(&tg("621", "621", "h-2", code.as_str()))
+        .await
+        .unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
         "{out:?}"
     );
-    let out = s.handle(&tg("621", "621", "h-3", "hi, I'm Carol")).await.unwrap();
+    let out = s
+        .handle(&tg("621", "621", "h-3", "hi, I'm Carol"))
+        .await
+        .unwrap();
     assert!(matches!(out, InboundOutcome::Turn { .. }), "{out:?}");
     let request = serde_json::to_string(&s.rig.model.requests().pop().unwrap().messages).unwrap();
     assert!(request.contains("I'm Carol"), "{request}");
@@ -833,9 +873,15 @@ async fn wrong_linking_codes_make_the_sender_wait(s: Setup) {
         .await
         .unwrap()
         .code;
-    let out = s.handle(&tg("631", "631", "g-x", code.as_str())).await.unwrap();
+    let out = s
+        .handle(&tg("631", "631", "g-x", code.as_str()))
+        .await
+        .unwrap();
     match out {
-        InboundOutcome::Answered { answer: Answer::LinkRefused, reply } => {
+        InboundOutcome::Answered {
+            answer: Answer::LinkRefused,
+            reply,
+        } => {
             let text = reply.text.unwrap();
             assert!(text.starts_with("Too many wrong linking codes"), "{text}");
             assert!(text.contains("Wait ") && text.contains(" minute"), "{text}");
@@ -843,16 +889,32 @@ async fn wrong_linking_codes_make_the_sender_wait(s: Setup) {
         other => panic!("{other:?}"),
     }
     let phone = ChannelIdentity::parse("tg", "631").unwrap();
-    assert_eq!(identity::lookup(table, &phone).await.unwrap(), None, "not tried");
+    assert_eq!(
+        identity::lookup(table, &phone).await.unwrap(),
+        None,
+        "not tried"
+    );
     // Another sender is not held up, and the code still works for them.
-    let out = s.handle(&tg("632", "632", "g-y", code.as_str())).await.unwrap();
+    let out = s
+        .handle(&tg("632", "632", "g-y", code.as_str()))
+        .await
+        .unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
         "{out:?}"
     );
     // The next hour, the first sender may try again.
     s.rig.world.clock.advance_millis(60 * 60 * 1000);
-    let out = s.handle(&tg("631", "631", "g-z", "K7PQ4MXB")).await.unwrap();
+    let out = s
+        .handle(&tg("631", "631", "g-z", "K7PQ4MXB"))
+        .await
+        .unwrap();
     assert!(
         matches!(&out, InboundOutcome::Answered { reply, .. }
             if reply.text.as_deref().unwrap_or("").contains("unknown, already used or expired")),
@@ -868,15 +930,23 @@ async fn too_many_wrong_codes_from_everyone_pause_linking(s: Setup) {
     let now = s.rig.world.clock.now_secs();
     for i in 0..LINK_FAILURES_PER_HOUR {
         let guesser = ChannelIdentity::parse("tg", &format!("9{i}")).unwrap();
-        link_attempts::record_failure(table, &guesser, now).await.unwrap();
+        link_attempts::record_failure(table, &guesser, now)
+            .await
+            .unwrap();
     }
     let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
         .await
         .unwrap()
         .code;
-    let out = s.handle(&tg("641", "641", "p-1", code.as_str())).await.unwrap();
+    let out = s
+        .handle(&tg("641", "641", "p-1", code.as_str()))
+        .await
+        .unwrap();
     match out {
-        InboundOutcome::Answered { answer: Answer::LinkRefused, reply } => {
+        InboundOutcome::Answered {
+            answer: Answer::LinkRefused,
+            reply,
+        } => {
             let text = reply.text.unwrap();
             assert!(text.starts_with("Linking is paused"), "{text}");
         }
@@ -887,9 +957,18 @@ async fn too_many_wrong_codes_from_everyone_pause_linking(s: Setup) {
         .await
         .unwrap()
         .code;
-    let out = s.handle(&tg("641", "641", "p-2", code.as_str())).await.unwrap();
+    let out = s
+        .handle(&tg("641", "641", "p-2", code.as_str()))
+        .await
+        .unwrap();
     assert!(
-        matches!(&out, InboundOutcome::Answered { answer: Answer::Linked, .. }),
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
         "{out:?}"
     );
 }

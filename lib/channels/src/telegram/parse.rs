@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::inbound::{
-    Channel, ChatKind, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size,
-    non_empty, valid_id,
+    Channel, ChatKind, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty,
+    valid_id,
 };
 use crate::sender::now_epoch_seconds;
 
@@ -315,7 +315,9 @@ fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessa
         Some(raw) => match ButtonMessage::deserialize(raw) {
             Ok(m) => Some(m),
             Err(_) => {
-                tracing::debug!("telegram callback query on a message of an unexpected shape; dropped");
+                tracing::debug!(
+                    "telegram callback query on a message of an unexpected shape; dropped"
+                );
                 return None;
             }
         },

@@ -49,7 +49,10 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
         } => {
             let user = user_id(id)?;
             let ident = ChannelIdentity::parse(channel, external_id).map_err(|e| {
-                anyhow::anyhow!("{channel} {external_id:?} is not a channel identity: {}", e.problem)
+                anyhow::anyhow!(
+                    "{channel} {external_id:?} is not a channel identity: {}",
+                    e.problem
+                )
             })?;
             identity::unbind(table.as_ref(), &ident, &user).await?;
             println!("{ident} unlinked from {user}");

@@ -178,7 +178,11 @@ mod tests {
     #[test]
     fn weak_telegram_webhook_secret_is_a_start_up_error() {
         let queue: Arc<dyn TurnQueue> = Arc::new(NoQueue);
-        for weak in ["any random string", "short-secret", &format!("{STRONG_SECRET}!")] {
+        for weak in [
+            "any random string",
+            "short-secret",
+            &format!("{STRONG_SECRET}!"),
+        ] {
             let settings = Settings::from_pairs([(ENV_TELEGRAM_WEBHOOK_SECRET, weak)]);
             let err = webhook_state(&settings, queue.clone())
                 .err()

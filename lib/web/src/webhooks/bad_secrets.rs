@@ -109,7 +109,10 @@ mod tests {
         let wait = t.check("a", t0 + Duration::from_secs(20));
         assert_eq!(wait, Err(Duration::from_secs(40)));
         assert!(t.check("b", t0).is_ok(), "other sources are not affected");
-        assert!(t.check("a", t0 + WINDOW).is_ok(), "the next minute starts afresh");
+        assert!(
+            t.check("a", t0 + WINDOW).is_ok(),
+            "the next minute starts afresh"
+        );
         assert!(!t.record("a", t0 + WINDOW));
     }
 

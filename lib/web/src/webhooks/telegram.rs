@@ -35,7 +35,10 @@ pub(super) async fn receive(
     };
     let now = Instant::now();
     if let Err(wait) = route.bad_secrets.check(source.as_str(), now) {
-        tracing::debug!(source = source.as_str(), "telegram webhook caller throttled after wrong secrets");
+        tracing::debug!(
+            source = source.as_str(),
+            "telegram webhook caller throttled after wrong secrets"
+        );
         return (
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, retry_after_secs(wait).to_string())],

@@ -296,9 +296,14 @@ async fn linked_phones_can_be_unlinked_on_connect_a_phone() {
     let phone = ChannelIdentity::parse("wa", "4915112345678").unwrap();
     let bot = ChannelIdentity::parse("tg", "777000111").unwrap();
     for (who, identity) in [(&b, &phone), (&other, &bot)] {
-        steward_harness::identity::bind(app.table.as_ref(), app.clock.as_ref(), identity, who.user())
-            .await
-            .unwrap();
+        steward_harness::identity::bind(
+            app.table.as_ref(),
+            app.clock.as_ref(),
+            identity,
+            who.user(),
+        )
+        .await
+        .unwrap();
     }
     let page = b.get("/app/linking").await;
     let action = between(&page.body, "<form method=\"post\" action=\"", "\"").to_owned();
@@ -306,7 +311,10 @@ async fn linked_phones_can_be_unlinked_on_connect_a_phone() {
         action.starts_with("/app/linking/") && action.ends_with("/unlink"),
         "{action}"
     );
-    assert!(!action.contains("4915112345678"), "the number is not in the path");
+    assert!(
+        !action.contains("4915112345678"),
+        "the number is not in the path"
+    );
 
     // Without the CSRF token: refused, still linked.
     let forged = b.post_form_raw(&action, &[]).await;
@@ -323,7 +331,11 @@ async fn linked_phones_can_be_unlinked_on_connect_a_phone() {
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
     assert_eq!(done.location(), Some("/app/linking?unlinked=1"));
     let page = b.get("/app/linking?unlinked=1").await;
-    assert!(page.body.contains("The phone was unlinked."), "{}", page.body);
+    assert!(
+        page.body.contains("The phone was unlinked."),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains("No phone is linked yet."));
     assert_eq!(
         steward_harness::identity::lookup(app.table.as_ref(), &phone)
@@ -332,7 +344,10 @@ async fn linked_phones_can_be_unlinked_on_connect_a_phone() {
         None
     );
     // Unlinking twice: not found.
-    assert_eq!(b.post_form(&action, &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        b.post_form(&action, &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
     // The other account's phone is untouched.
     assert!(
         steward_harness::identity::lookup(app.table.as_ref(), &bot)

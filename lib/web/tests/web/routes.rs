@@ -332,7 +332,10 @@ async fn repeated_bad_telegram_secrets_are_throttled_per_source() {
         .parse()
         .unwrap();
     assert!((1..=60).contains(&retry), "{retry}");
-    assert!(q.groups_and_ids().is_empty(), "nothing from a throttled source");
+    assert!(
+        q.groups_and_ids().is_empty(),
+        "nothing from a throttled source"
+    );
     // Telegram, elsewhere, goes on as before.
     let (status, _) = call(router, post(TG_SECRET, "149.154.167.200")).await;
     assert_eq!(status, StatusCode::OK);

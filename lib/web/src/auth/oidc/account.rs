@@ -93,7 +93,10 @@ fn sanitise(name: &str) -> String {
     // an identity provider's are dropped rather than failing the first sign-in.
     let name: String = if steward_harness::display_text::hidden_format_char(name).is_some() {
         name.chars()
-            .filter(|c| steward_harness::display_text::hidden_format_char(c.encode_utf8(&mut [0; 4])).is_none())
+            .filter(|c| {
+                steward_harness::display_text::hidden_format_char(c.encode_utf8(&mut [0; 4]))
+                    .is_none()
+            })
             .collect()
     } else {
         name.to_owned()

@@ -61,8 +61,7 @@ pub fn unlink_path(record: &IdentityRecord) -> String {
 /// Whether `record` is a phone (a WhatsApp or Telegram identity): the only kind this page
 /// unlinks. The web sign-in's own identity is not a phone and is not offered.
 fn is_phone(record: &IdentityRecord) -> bool {
-    Channel::from_short_name(record.identity.channel.as_str())
-        .is_some_and(|c| c != Channel::Web)
+    Channel::from_short_name(record.identity.channel.as_str()).is_some_and(|c| c != Channel::Web)
 }
 
 /// How many trailing characters of an external id stay visible: enough to recognise your own
@@ -268,7 +267,10 @@ pub(super) fn routes() -> Router<WebState> {
     Router::new()
         .route(LINKING_PATH, get(show))
         .route(CODE_PATH, post(new_code))
-        .route(&format!("{LINKING_PATH}/{{reference}}/unlink"), post(unlink))
+        .route(
+            &format!("{LINKING_PATH}/{{reference}}/unlink"),
+            post(unlink),
+        )
 }
 
 #[cfg(test)]
