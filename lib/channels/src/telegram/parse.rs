@@ -365,6 +365,7 @@ fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessa
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
