@@ -15,7 +15,7 @@ import pathlib
 import sys
 
 WHATSAPP_APP_SECRET = "steward-sample-app-secret"
-TELEGRAM_WEBHOOK_SECRET = "steward-sample-telegram-secret"
+TELEGRAM_WEBHOOK_SECRET = "steward-sample-telegram-secret-0123456789"
 WEB_SESSION = "steward-sample-session-0123456789abcdefghijklmnopqrstuv"
 WEB_CSRF = "steward-sample-csrf-0123456789abcdefghijklmnopqrstuvwx"
 API_HOST = "abc123defg.execute-api.eu-west-1.amazonaws.com"

@@ -16,7 +16,7 @@ use tower::ServiceExt;
 
 /// The test secrets the samples were made with (events/README.md).
 const WHATSAPP_APP_SECRET: &str = "steward-sample-app-secret";
-const TELEGRAM_WEBHOOK_SECRET: &str = "steward-sample-telegram-secret";
+const TELEGRAM_WEBHOOK_SECRET: &str = "steward-sample-telegram-secret-0123456789";
 
 /// What was enqueued: (group, dedupe id, body).
 #[derive(Debug, Default)]

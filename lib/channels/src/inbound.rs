@@ -75,6 +75,28 @@ pub enum MediaKind {
     Other,
 }
 
+/// What kind of chat a message was written in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatKind {
+    /// A one-to-one chat between the sender and Steward: the only kind that reaches a
+    /// conversation.
+    #[default]
+    Private,
+    /// A Telegram group, supergroup or channel. Steward does not take part in shared chats (one
+    /// transcript would mix several people's accounts), so such a message carries no text and
+    /// no attachment: the worker answers it at most once per chat with a note that Steward
+    /// works in private chats only, and does nothing else.
+    Group,
+}
+
+impl ChatKind {
+    /// Whether this is a private chat (the default, left out of the queued JSON).
+    pub fn is_private(&self) -> bool {
+        *self == Self::Private
+    }
+}
+
 /// A reference to an attachment held by the provider; Steward does not download it (yet).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MediaRef {
@@ -131,6 +153,10 @@ pub struct InboundMessage {
     /// Telegram only: the callback query to answer, or the user's client keeps spinning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_query_id: Option<String>,
+    /// The kind of chat it was written in (private unless a Telegram group said otherwise;
+    /// absent in the queued JSON of a private chat).
+    #[serde(default, skip_serializing_if = "ChatKind::is_private")]
+    pub chat: ChatKind,
 }
 
 impl InboundMessage {
@@ -252,11 +278,21 @@ mod tests {
             timestamp: 1_700_000_000,
             display_name: Some("Ada".into()),
             callback_query_id: Some("cb".into()),
+            chat: ChatKind::Private,
         };
         let json = serde_json::to_string(&msg).unwrap_or_default();
         assert!(json.contains(r#""channel":"telegram""#));
         let back: InboundMessage = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, msg);
         assert_eq!(msg.conversation_key(), "tg:42");
+        assert!(!json.contains("\"chat\""), "private is the default: {json}");
+        let group = InboundMessage {
+            chat: ChatKind::Group,
+            ..msg
+        };
+        let json = serde_json::to_string(&group).unwrap_or_default();
+        assert!(json.contains(r#""chat":"group""#), "{json}");
+        let back: InboundMessage = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.chat, ChatKind::Group);
     }
 }

@@ -25,7 +25,7 @@ pub use config::{
     SEND_TIMEOUT_SECS, http_client,
 };
 pub use inbound::{
-    BodyTooLarge, Channel, ID_BYTES_MAX, InboundMessage, MediaKind, MediaRef, ParseError,
+    BodyTooLarge, Channel, ChatKind, ID_BYTES_MAX, InboundMessage, MediaKind, MediaRef, ParseError,
     WEBHOOK_BODY_BYTES_MAX, check_body_size, is_valid_id,
 };
 pub use media::{MEDIA_NOT_UNDERSTOOD_REPLY, media_reply};

@@ -33,6 +33,7 @@ mod tests {
             timestamp: 0,
             display_name: None,
             callback_query_id: None,
+            chat: crate::inbound::ChatKind::Private,
         };
         assert_eq!(media_reply(&m), None);
         m.media = Some(MediaRef {

@@ -108,6 +108,7 @@ pub fn web_message(
         timestamp: now,
         display_name: None,
         callback_query_id: None,
+        chat: crate::inbound::ChatKind::Private,
     })
 }
 

@@ -70,6 +70,16 @@ pub enum UserCommand {
         /// The user id.
         user_id: String,
     },
+    /// Unlinks a phone (or any channel identity) from an account: it can no longer act for the
+    /// account, and its chat starts afresh. Prints what was unlinked.
+    Unlink {
+        /// The user id.
+        user_id: String,
+        /// The channel: `wa` (WhatsApp) or `tg` (Telegram), or another identity channel.
+        channel: String,
+        /// The id on that channel: the WhatsApp number, the Telegram user id.
+        external_id: String,
+    },
 }
 
 /// `steward token …`

@@ -50,7 +50,7 @@ fn users_and_tokens_from_the_command_line() {
 
     let (ok, code, err) = steward(&db, &["user", "link-code", &user]);
     assert!(ok, "{err}");
-    assert_eq!(code.len(), 6, "{code}");
+    assert_eq!(code.len(), 8, "{code}");
 
     let (ok, token, err) = steward(
         &db,
@@ -105,4 +105,37 @@ fn bad_input_gets_a_clear_error_and_a_failing_exit() {
     assert!(!ok && err.contains("not found"), "{err}");
     let (ok, _, err) = steward(&db, &["token", "revoke", "abc"]);
     assert!(!ok && err.contains("not a token id"), "{err}");
+}
+
+/// Security review finding 7: the operator can unlink a phone from an account.
+#[tokio::test]
+async fn linked_phones_can_be_unlinked_by_the_operator() {
+    use std::sync::Arc;
+
+    use steward_harness::{ChannelIdentity, UserId, identity};
+    use steward_store::{SqliteTable, SystemClock, Table};
+
+    let db = temp_db("unlink");
+    let (ok, user, err) = steward(&db, &["user", "create", "--name", "Una"]);
+    assert!(ok, "{err}");
+    let table: Arc<dyn Table> = Arc::new(SqliteTable::open(&db).unwrap());
+    let phone = ChannelIdentity::parse("wa", "4915112345678").unwrap();
+    let owner = UserId::parse(&user).unwrap();
+    identity::bind(table.as_ref(), &SystemClock, &phone, &owner)
+        .await
+        .unwrap();
+
+    let (ok, out, err) = steward(&db, &["user", "unlink", &user, "wa", "4915112345678"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("wa:4915112345678 unlinked from {user}"));
+    assert_eq!(
+        identity::lookup(table.as_ref(), &phone).await.unwrap(),
+        None
+    );
+
+    let (ok, out, err) = steward(&db, &["user", "unlink", &user, "wa", "4915112345678"]);
+    assert!(!ok && out.is_empty());
+    assert!(err.contains("not found"), "{err}");
+    let (ok, _, err) = steward(&db, &["user", "unlink", &user, "wa", "has space"]);
+    assert!(!ok && err.contains("not a channel identity"), "{err}");
 }

@@ -76,6 +76,7 @@ impl Answers {
                     ),
                 ));
             }
+            steward_harness::display_text::check_visible("answers", &a)?;
             if !a.trim().is_empty() {
                 out.insert(q, a);
             }

@@ -36,6 +36,9 @@ impl Email {
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad("it contains spaces or control characters"));
         }
+        if steward_harness::display_text::hidden_format_char(text).is_some() {
+            return Err(bad("it contains an invisible formatting character"));
+        }
         let Some((local, domain)) = text.rsplit_once('@') else {
             return Err(bad("it has no @"));
         };

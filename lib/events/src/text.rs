@@ -1,5 +1,7 @@
 //! Checked pieces of text: names, titles, venues, descriptions. Each constructor trims,
-//! bounds the length and refuses control characters (a description may hold line breaks).
+//! bounds the length and refuses control characters (a description may hold line breaks) and
+//! invisible formatting characters such as direction overrides
+//! ([`steward_harness::display_text`]): all of it is shown to other people.
 //! Stored records deserialize without re-checking: they were checked when written.
 
 use std::fmt;
@@ -8,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use steward_harness::ServiceError;
 
 /// Checks one piece of text for `field`: trimmed, 1 to `max_chars` characters, no control
-/// characters except line breaks and tabs when `multiline`.
+/// characters except line breaks and tabs when `multiline`, no invisible formatting characters.
 pub fn clean(
     field: &str,
     text: &str,
@@ -37,6 +39,7 @@ pub fn clean(
             },
         ));
     }
+    steward_harness::display_text::check_visible(field, text)?;
     Ok(text.to_owned())
 }
 
@@ -126,6 +129,20 @@ mod tests {
         assert!(Description::parse("bell\u{7}").is_err());
         // Hostile text is data: allowed as long as it is bounded.
         assert!(PersonName::parse("<script>alert(1)</script>").is_ok());
+    }
+
+    /// Security review, info 18: what others see cannot be disguised with a direction
+    /// override or invisible characters; the error names the field.
+    #[test]
+    fn bidi_and_invisible_characters_are_refused_in_shown_text() {
+        let err = PersonName::parse("Mallory\u{202E}nimda").unwrap_err();
+        assert!(err.to_string().starts_with("Invalid name:"), "{err}");
+        assert!(err.to_string().contains("U+202E"), "{err}");
+        assert!(SessionTitle::parse("Keynote\u{200B}").is_err());
+        assert!(Venue::parse("\u{2067}Hall").is_err());
+        let err = Description::parse("line\n\u{2066}two").unwrap_err();
+        assert!(err.to_string().starts_with("Invalid description:"), "{err}");
+        assert!(EventName::parse("Team 👩\u{200D}💻 day").is_ok());
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl Profile {
 }
 
 /// Checks a person's or label's name: trimmed, 1 to [`NAME_CHARS_MAX`] characters, no control
-/// characters.
+/// characters and no invisible formatting characters ([`crate::display_text`]).
 pub(crate) fn clean_name(field: &str, name: &str) -> Result<String, ServiceError> {
     let name = name.trim();
     if name.is_empty() {
@@ -129,6 +129,7 @@ pub(crate) fn clean_name(field: &str, name: &str) -> Result<String, ServiceError
             "it contains control characters (line breaks, tabs)",
         ));
     }
+    crate::display_text::check_visible(field, name)?;
     Ok(name.to_owned())
 }
 
@@ -306,5 +307,17 @@ mod tests {
         assert!(clean_name("name", "   ").is_err());
         assert!(clean_name("name", &"x".repeat(NAME_CHARS_MAX + 1)).is_err());
         assert!(clean_name("name", "a\nb").is_err());
+    }
+
+    /// Security review, info 18: names shown to others cannot hide a direction override.
+    #[test]
+    fn bidi_and_invisible_characters_are_refused_in_names() {
+        let err = clean_name("label", "Dana\u{202E}elif")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("Invalid label:"), "{err}");
+        assert!(err.contains("U+202E"), "{err}");
+        assert!(clean_name("name", "Dana\u{200B}").is_err());
+        assert!(clean_name("name", "Dana 👩\u{200D}💻").is_ok());
     }
 }

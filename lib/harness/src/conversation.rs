@@ -4,11 +4,18 @@
 //! created) together with the conversation record (version-checked), which takes the next turn
 //! number and counts the hourly cap. A message already claimed is a duplicate (done) or a turn
 //! to resume (running); nothing about it is ever counted twice.
+//!
+//! A conversation belongs to one person: the first claim by a known user records them as its
+//! owner, and a claim by any other user is refused ([`Claim::NotOwner`]: nothing is written,
+//! no turn runs). A private chat changes hands only when its identity does: binding the
+//! identity to another account or unlinking it releases the conversation ([`handover_op`]) in
+//! the same transaction, and the next owner starts on a fresh segment, so no one ever reads
+//! another account's history.
 
 use serde::{Deserialize, Serialize};
 use steward_store::{Item, StoreError, Table, WriteOp};
 
-use crate::ids::{ChannelName, ConversationKey, UserId};
+use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, UserId};
 use crate::keys;
 use crate::limits::INBOX_TTL_SECS;
 
@@ -20,7 +27,8 @@ const HOUR_MILLIS: i64 = 60 * 60 * 1000;
 /// The conversation record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationMeta {
-    /// Who the conversation belongs to (None until the sender is known).
+    /// Who the conversation belongs to: the first known user who wrote in it (None until the
+    /// sender is known, and again after their identity was unlinked).
     #[serde(default)]
     pub user: Option<UserId>,
     /// The channel it runs on.
@@ -97,6 +105,8 @@ pub struct InboxRecord {
 pub enum Claim {
     /// Already handled completely: drop it.
     Duplicate,
+    /// The conversation belongs to another user: refused, nothing written, no turn.
+    NotOwner,
     /// A turn to run (fresh) or to resume (an earlier attempt stopped part-way).
     Turn {
         /// The turn's number in this conversation.
@@ -194,6 +204,16 @@ pub async fn claim(
     let inbox_sk = keys::inbox_sk(message_id);
     for _ in 0..CLAIM_RETRIES_MAX {
         let conv = load(table, key, channel).await?;
+        if let (Some(owner), Some(user)) = (&conv.meta.user, user)
+            && owner != user
+        {
+            tracing::warn!(
+                conversation = %key,
+                %user,
+                "message from a user who does not own this conversation refused; no turn runs"
+            );
+            return Ok(Claim::NotOwner);
+        }
         if let Some(item) = table.get(&pk, &inbox_sk).await? {
             let inbox: InboxRecord = item
                 .parse()
@@ -253,6 +273,45 @@ pub async fn claim(
     Err(StoreError::Throttled(format!(
         "conversation {key} kept changing under a claim"
     )))
+}
+
+/// Whether `user` may run a turn in the conversation read as `conv`: it has no owner yet, or
+/// `user` is its owner.
+pub fn may_write(conv: &Conversation, user: &UserId) -> bool {
+    conv.meta.user.as_ref().is_none_or(|owner| owner == user)
+}
+
+/// The private conversation of `identity` (WhatsApp: the sender's number; Telegram: the
+/// sender's own chat, whose id is theirs).
+pub fn private_key(identity: &ChannelIdentity) -> Result<ConversationKey, StoreError> {
+    ConversationKey::new(&identity.channel, identity.external.as_str())
+        .map_err(|e| StoreError::Backend(format!("conversation of {identity}: {e}")))
+}
+
+/// The write, if any, that releases the private conversation of `identity` when it changes
+/// hands: unless it already belongs to `next_owner`, it loses its owner and active record and
+/// moves to a fresh segment (the old history stays stored, never replayed to anyone again).
+/// Version-checked: put it in the same transaction as the identity change.
+pub async fn handover_op(
+    table: &dyn Table,
+    identity: &ChannelIdentity,
+    next_owner: Option<&UserId>,
+) -> Result<Option<WriteOp>, StoreError> {
+    let key = private_key(identity)?;
+    let conv = load(table, &key, &identity.channel).await?;
+    if conv.version == 0 {
+        return Ok(None);
+    }
+    match &conv.meta.user {
+        None => return Ok(None),
+        Some(owner) if Some(owner) == next_owner => return Ok(None),
+        Some(_) => {}
+    }
+    let mut meta = conv.meta.clone();
+    meta.user = None;
+    meta.active_record = None;
+    meta.segment += 1;
+    save_op(&conv, &meta).map(Some)
 }
 
 /// Marks message `message_id`'s turn finished, so a redelivery is dropped as a duplicate.

@@ -3,14 +3,20 @@
 //! The provider verifies who is talking (a signed webhook, a validated OIDC token); this module
 //! remembers which account that identity belongs to. Each identity binds to at most one account,
 //! enforced by a conditional put. An index row under the user (`USER#u` / `IDENT#…`) lists an
-//! account's identities.
+//! account's identities. Binding to another account or unbinding releases the identity's
+//! private conversation in the same transaction ([`conversation::handover_op`]), so the next
+//! owner never reads the previous one's history.
 
 use serde::{Deserialize, Serialize};
 use steward_store::{Clock, Item, Query, StoreError, Table, WriteOp};
 
+use crate::conversation;
 use crate::error::ServiceError;
 use crate::ids::{ChannelIdentity, UserId};
 use crate::keys;
+
+/// Retries of a bind or unbind whose conversation record changed under it (a message arrived).
+const HANDOVER_RETRIES_MAX: usize = 4;
 
 /// The stored binding of one identity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +68,7 @@ pub(crate) fn bind_ops(
 /// The refusal when an identity belongs to another account.
 pub(crate) fn taken(identity: &ChannelIdentity) -> ServiceError {
     ServiceError::forbidden(format!(
-        "this {} account is already linked to a different Steward account. Unlink it there first.",
+        "this {} account is already linked to a different Steward account. Sign in to that account and unlink it on its Connect a phone page first (or ask the operator to run `steward user unlink`).",
         identity.channel
     ))
 }
@@ -76,10 +82,21 @@ pub async fn bind(
     user: &UserId,
 ) -> Result<Bound, ServiceError> {
     crate::accounts::get_profile(table, user).await?;
-    match table
-        .write(bind_ops(identity, user, clock.now_millis())?)
-        .await
-    {
+    let mut result = Err(StoreError::ConditionFailed { op_index: 0 });
+    for _ in 0..HANDOVER_RETRIES_MAX {
+        let mut ops = bind_ops(identity, user, clock.now_millis())?;
+        let handover = conversation::handover_op(table, identity, Some(user)).await?;
+        let handover_index = handover.is_some().then_some(ops.len());
+        ops.extend(handover);
+        result = table.write(ops).await;
+        match &result {
+            Err(StoreError::ConditionFailed { op_index }) if Some(*op_index) == handover_index => {
+                continue;
+            }
+            _ => break,
+        }
+    }
+    match result {
         Ok(()) => Ok(Bound::Bound),
         Err(StoreError::ConditionFailed { .. }) => match lookup(table, identity).await? {
             Some(owner) if &owner == user => Ok(Bound::AlreadyYours),
@@ -118,36 +135,45 @@ pub async fn list_identities(
         .collect()
 }
 
-/// Removes the binding of `identity` from `user`. [`ServiceError::NotFound`] when the identity
-/// is not bound to this account.
+/// Removes the binding of `identity` from `user`, and releases its private conversation in the
+/// same transaction. [`ServiceError::NotFound`] when the identity is not bound to this account.
 pub async fn unbind(
     table: &dyn Table,
     identity: &ChannelIdentity,
     user: &UserId,
 ) -> Result<(), ServiceError> {
     let pk = keys::ident_pk(identity);
-    let item = table.get(&pk, keys::IDENT_SK).await?;
-    let Some(item) = item.filter(|i| i.parse::<IdentityRecord>().is_ok_and(|r| &r.user == user))
-    else {
-        return Err(ServiceError::not_found(format!(
-            "A {} link for this account",
-            identity.channel
-        )));
-    };
-    table
-        .write(vec![
+    for _ in 0..HANDOVER_RETRIES_MAX {
+        let item = table.get(&pk, keys::IDENT_SK).await?;
+        let Some(item) =
+            item.filter(|i| i.parse::<IdentityRecord>().is_ok_and(|r| &r.user == user))
+        else {
+            return Err(ServiceError::not_found(format!(
+                "A {} link for this account",
+                identity.channel
+            )));
+        };
+        let mut ops = vec![
             WriteOp::delete_if(
                 &pk,
                 keys::IDENT_SK,
                 steward_store::Condition::VersionEquals(item.version),
             ),
             WriteOp::delete(keys::user_pk(user), keys::user_ident_sk(identity)),
-        ])
-        .await
-        .map_err(|e| match e {
-            StoreError::ConditionFailed { .. } => {
-                ServiceError::conflict(format!("The {} link", identity.channel))
+        ];
+        ops.extend(conversation::handover_op(table, identity, None).await?);
+        match table.write(ops).await {
+            Ok(()) => {
+                tracing::info!(%identity, %user, "identity unlinked");
+                return Ok(());
             }
-            e => e.into(),
-        })
+            // The identity or its conversation changed in between: read both again.
+            Err(StoreError::ConditionFailed { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(format!(
+        "The {} link",
+        identity.channel
+    )))
 }

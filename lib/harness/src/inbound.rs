@@ -1,7 +1,13 @@
 //! The conversation layer: what happens to an inbound message before — and often instead of —
 //! the model.
 //!
-//! In order: an attachment gets the short "text and buttons only" reply; a linking code
+//! First the refusals: a message older than the dedupe record's lifetime
+//! ([`INBOX_TTL_SECS`]) is dropped, since a replayed old delivery would otherwise look new; a
+//! message in a Telegram group gets, once per group, the note that Steward works in private
+//! chats only ([`private_chats_only_text`]) and nothing else; a known user writing in a
+//! conversation that belongs to someone else is refused (logged, nothing written).
+//!
+//! Then, in order: an attachment gets the short "text and buttons only" reply; a linking code
 //! anywhere in the text is consumed (atomically) and the sender's identity bound, with a
 //! welcome; a known sender's message becomes a turn ([`Agent::handle`], which claims it); an
 //! unknown sender gets the onboarding steps. None of the answers without the model calls it.
@@ -13,19 +19,21 @@
 //! hourly cap — which, before a code is tried, also bounds guessing linking codes — and the
 //! answers are recorded in the visible transcript like any reply.
 
+use serde::{Deserialize, Serialize};
 use steward_channels::{
-    Channel, ChannelSender, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind, button_index,
-    with_typing,
+    Channel, ChannelSender, ChatKind, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind,
+    button_index, with_typing,
 };
 use steward_llm::Role;
-use steward_store::{Query, StoreError, Table};
+use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
 use crate::conversation::{self, Claim, InboxRecord};
 use crate::error::ServiceError;
 use crate::identity::{self, IdentityRecord};
 use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
 use crate::keys;
-use crate::linking::{self, LinkOutcome};
+use crate::limits::{INBOX_TTL_SECS, LINK_CODE_LEN};
+use crate::linking::{self, CountedAttempt, LinkOutcome};
 use crate::outbox::ChannelOutbox;
 use crate::shaping::ShapedReply;
 use crate::transcript::{self, SeenRow};
@@ -97,6 +105,8 @@ pub enum Answer {
     LinkRefused,
     /// An earlier attempt had settled on a reply; it was sent again.
     Repeated,
+    /// A group chat was told, for the only time, that Steward works in private chats only.
+    PrivateChatsOnly,
 }
 
 /// What became of an inbound message.
@@ -145,8 +155,38 @@ pub async fn handle_inbound(
             });
         }
     };
+    let now_secs = agent.clock().now_secs();
+    if message.timestamp < now_secs - INBOX_TTL_SECS {
+        // Its dedupe record may have expired, so it could run as a new turn: a replayed
+        // capture of an old signed delivery, not something the person just wrote.
+        tracing::warn!(
+            conversation = %parts.key,
+            message = %message.provider_message_id,
+            age_secs = now_secs - message.timestamp,
+            "inbound message older than the dedupe window; dropped"
+        );
+        return Ok(InboundOutcome::Ignored {
+            reason: "older than the dedupe window",
+        });
+    }
+    if message.chat == ChatKind::Group {
+        return private_chats_only(agent, message, sender, links, &parts.key).await;
+    }
     let table = agent.table().as_ref();
     let user = known_user(table, message, &parts.identity).await?;
+    if let Some(user) = &user {
+        let conv = conversation::load(table, &parts.key, &parts.channel).await?;
+        if !conversation::may_write(&conv, user) {
+            tracing::warn!(
+                conversation = %parts.key,
+                %user,
+                "message from a user who does not own this conversation refused; no turn runs"
+            );
+            return Ok(InboundOutcome::Ignored {
+                reason: "the conversation belongs to another user",
+            });
+        }
+    }
     let inbound = Inbound {
         agent,
         message,
@@ -173,6 +213,63 @@ pub async fn handle_inbound(
     }
 }
 
+/// The one note a group chat ever gets.
+pub fn private_chats_only_text(links: &Links) -> String {
+    format!(
+        "I only work in private chats, so I won't read or answer anything here. To use {}, message me directly.",
+        links.product
+    )
+}
+
+/// The record that a group chat was told.
+#[derive(Debug, Serialize, Deserialize)]
+struct GroupNote {
+    noted_ms: i64,
+}
+
+/// Tells a group chat, once ever, that Steward works in private chats only: the record is
+/// written first (put-if-absent) and the note sent after, so a crash or a failed send means no
+/// note rather than two. Nothing else happens: no claim, no transcript, no model.
+async fn private_chats_only(
+    agent: &Agent,
+    message: &InboundMessage,
+    sender: &dyn ChannelSender,
+    links: &Links,
+    key: &ConversationKey,
+) -> Result<InboundOutcome, TurnError> {
+    let note = GroupNote {
+        noted_ms: agent.clock().now_millis(),
+    };
+    let item = Item::from_value(keys::conversation_pk(key), keys::GROUP_NOTE_SK, &note)
+        .map_err(|e| StoreError::Backend(e.to_string()))?;
+    match agent
+        .table()
+        .write(vec![WriteOp::put_if_absent(item)])
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::ConditionFailed { .. }) => {
+            tracing::info!(conversation = %key, "group chat message dropped (already told)");
+            return Ok(InboundOutcome::Ignored {
+                reason: "a group chat, already told",
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let reply = ShapedReply::text(private_chats_only_text(links));
+    let outbox = ChannelOutbox::for_message(sender, message);
+    match outbox.send(&reply).await {
+        Ok(()) => tracing::info!(conversation = %key, "group chat told: private chats only"),
+        Err(e) => {
+            tracing::warn!(conversation = %key, error = %e, "private-chats note to a group not sent; not retried")
+        }
+    }
+    Ok(InboundOutcome::Answered {
+        answer: Answer::PrivateChatsOnly,
+        reply,
+    })
+}
+
 /// The steps an unknown sender on `channel` gets: sign up, get a code, send it here.
 pub fn onboarding_text(links: &Links, channel: Channel) -> String {
     let product = &links.product;
@@ -184,7 +281,7 @@ pub fn onboarding_text(links: &Links, channel: Channel) -> String {
         "Hi! I'm {product}, an assistant that does the work for you. I don't know this {} yet, \
          so I can't act for you. To connect it:\n\
          {first}\n\
-         2. Choose \"Link a phone\" there to get a 6-character code.\n\
+         2. Open \"Connect a phone\" there to get a code of {LINK_CODE_LEN} letters and digits.\n\
          3. Send me that code here, in any message.",
         identity_noun(channel)
     )
@@ -406,15 +503,30 @@ impl Inbound<'_> {
         .map(drop)
     }
 
-    /// Spends the code in `text` for the sender's identity.
+    /// Spends the code in `text` for the sender's identity. A stranger's wrong codes are
+    /// counted, and past the limits no code is tried; a known user's code-shaped words are not
+    /// (their identity is bound already, so no code could move it).
     async fn consume_code(&self, text: &str, resumed: bool) -> Result<Linking, TurnError> {
-        let outcome = linking::consume_from_text(
-            self.table(),
-            self.agent.clock().as_ref(),
-            text,
-            &self.parts.identity,
-        )
-        .await;
+        let table = self.table();
+        let clock = self.agent.clock().as_ref();
+        let identity = &self.parts.identity;
+        let outcome = if self.user.is_some() {
+            linking::consume_from_text(table, clock, text, identity).await
+        } else {
+            match linking::consume_from_text_counted(table, clock, text, identity).await {
+                Ok(CountedAttempt::Tried(outcome)) => outcome,
+                Ok(CountedAttempt::Blocked(blocked)) => {
+                    if resumed && self.bound_by_this_message().await? {
+                        return Ok(Linking::Welcome { already: false });
+                    }
+                    tracing::warn!(%identity, ?blocked, "linking code not tried: too many wrong codes");
+                    return Ok(Linking::Refused(
+                        blocked.reason(identity_noun(self.message.channel)),
+                    ));
+                }
+                Err(e) => Err(e),
+            }
+        };
         let failed = match outcome {
             Ok(Some(LinkOutcome::Linked { user })) => {
                 tracing::info!(identity = %self.parts.identity, %user, "identity linked");

@@ -13,6 +13,9 @@
 //! | `TOKEN#<token id>` | `TOKEN` | an MCP token (by SHA-256) → user |
 //! | `CONV#c` | `META` | a conversation |
 //! | `CONV#c` | `EFFECT#<tool use id>` | the stored result of a tool call that changed data |
+//! | `CONV#c` | `GROUPNOTE` | a Telegram group was told, once, that Steward works in private chats only |
+//! | `LINKFAIL#<channel>#<external>` | `HOUR#<n>` | wrong linking codes from one sender in clock hour n |
+//! | `LINKFAIL` | `HOUR#<n>` | wrong linking codes from everyone in clock hour n |
 //!
 //! The domain's records live under `USER#u` too, with keys it builds from a [`crate::Ctx`]
 //! ([`crate::Ctx::key`]), so the tenant gate is structural: a handler cannot even name another
@@ -105,6 +108,23 @@ pub fn conversation_pk(conversation: &ConversationKey) -> String {
 /// Sort key of a conversation's metadata under [`conversation_pk`].
 pub const CONVERSATION_META_SK: &str = "META";
 
+/// Sort key, under [`conversation_pk`] of a group chat, of the record that the group was told
+/// once that Steward works in private chats only.
+pub const GROUP_NOTE_SK: &str = "GROUPNOTE";
+
+/// Partition of one sender's wrong-linking-code counts.
+pub fn link_failures_pk(identity: &ChannelIdentity) -> String {
+    format!("LINKFAIL#{}#{}", identity.channel, identity.external)
+}
+
+/// Partition of everyone's wrong-linking-code counts.
+pub const LINK_FAILURES_ALL_PK: &str = "LINKFAIL";
+
+/// Sort key of the count for clock hour `hour` (epoch seconds / 3600).
+pub fn link_failures_sk(hour: i64) -> String {
+    format!("HOUR#{hour}")
+}
+
 /// Sort key of a stored tool-call result under [`conversation_pk`].
 pub fn effect_sk(tool_use: &ToolUseId) -> String {
     format!("EFFECT#{tool_use}")
@@ -149,7 +169,7 @@ pub const USAGE_SK_PREFIX: &str = "USAGE#";
 
 /// Partition kinds the harness owns; the domain may not write to any of them (nor to another
 /// user's `USER#` partition).
-const HARNESS_PK_KINDS: [&str; 5] = ["USER", "IDENT", "LINK", "TOKEN", "CONV"];
+const HARNESS_PK_KINDS: [&str; 6] = ["USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV"];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
 const HARNESS_USER_SKS: [&str; 7] = [
@@ -288,6 +308,7 @@ mod tests {
         let k = index_key("SLUG", "spring-fair").unwrap();
         assert_eq!((k.pk(), k.sk()), ("SLUG#spring-fair", "SLUG"));
         assert!(index_key("USER", "u2").is_err());
+        assert!(index_key("LINKFAIL", "x").is_err());
         assert!(index_key("slug", "x").is_err());
         assert!(index_key("SLUG", "a#b").is_err());
     }

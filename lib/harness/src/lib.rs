@@ -21,6 +21,8 @@
 //!   [`shaping`]: replies fitted to the channel; [`usage`]: token accounting.
 //! * [`inbound`]: the conversation layer before the model ([`handle_inbound`]); [`outbox`]:
 //!   [`ChannelOutbox`], a turn's replies over a channel sender.
+//! * [`display_text`]: invisible formatting characters refused in text others see;
+//!   [`link_attempts`]: wrong linking codes counted per sender and overall.
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
@@ -29,6 +31,7 @@ pub mod chat_tools;
 pub mod compaction;
 pub mod conversation;
 pub mod ctx;
+pub mod display_text;
 pub mod domain;
 pub mod effect;
 pub mod error;
@@ -38,6 +41,7 @@ pub mod ids;
 pub mod inbound;
 pub mod keys;
 pub mod limits;
+pub mod link_attempts;
 pub mod linking;
 pub mod outbox;
 pub mod outcome;

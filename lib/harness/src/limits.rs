@@ -30,9 +30,10 @@ pub const UNDO_SCAN_ACTIONS_MAX: usize = 500;
 /// web app to the phone and send it, short enough that a leaked screenshot soon stops working.
 pub const LINK_CODE_TTL_SECS: i64 = 30 * 60;
 
-/// Length of a linking code, in characters. With a 32-letter alphabet that is about 30 bits:
-/// unguessable within 30 minutes behind the per-conversation message cap.
-pub const LINK_CODE_LEN: usize = 6;
+/// Length of a linking code, in characters. With a 32-letter alphabet that is about 40 bits;
+/// behind the wrong-code limits of [`crate::link_attempts`] no guesser gets anywhere near one,
+/// and it is still short enough to type (the web app's links carry it, so few do).
+pub const LINK_CODE_LEN: usize = 8;
 
 /// Bytes of randomness in an MCP access token.
 pub const TOKEN_RANDOM_BYTES: usize = 32;

@@ -1,25 +1,29 @@
 //! One-time linking codes (`LINK#<code>` / `LINK`): how a messaging identity joins an account.
 //!
 //! The signed-in web app shows a short code; the person sends it from their phone, in any
-//! message ("hi! my code is K7PQ4M"). [`find_code_in_text`] spots it, and [`consume`] deletes
-//! the code (only if it is still there) and binds the sender's verified identity in ONE
+//! message ("hi! my code is K7PQ4MXB"). [`find_code_in_text`] spots it, and [`consume`]
+//! deletes the code (only if it is still there) and binds the sender's verified identity in ONE
 //! transaction, so a code binds at most once. A user has one active code: issuing a new one
-//! retires the old. Codes expire after [`LINK_CODE_TTL_SECS`].
+//! retires the old. Codes expire after [`LINK_CODE_TTL_SECS`]. Strangers' wrong codes are
+//! counted ([`consume_from_text_counted`], [`crate::link_attempts`]), so guessing stops early.
 
 use serde::{Deserialize, Serialize};
 use steward_store::{Clock, Condition, Item, StoreError, Table, WriteOp};
 
 use crate::error::ServiceError;
-use crate::identity;
 use crate::ids::{ChannelIdentity, UserId};
-use crate::keys;
 use crate::limits::{LINK_CODE_LEN, LINK_CODE_TTL_SECS};
+use crate::link_attempts::{self, LinkBlocked};
+use crate::{conversation, identity, keys};
 
 /// The letters of a code: capitals and digits without the look-alikes 0/O and 1/I.
 pub const LINK_CODE_ALPHABET: &str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 /// How many candidate codes in one message are tried.
 const CODES_PER_MESSAGE_MAX: usize = 3;
+
+/// Retries of a consume whose conversation record changed under it (a message arrived).
+const CONSUME_RETRIES_MAX: usize = 4;
 
 /// A linking code: [`LINK_CODE_LEN`] characters of [`LINK_CODE_ALPHABET`], at least one letter
 /// and one digit (so an ordinary word or number is never mistaken for one). Case-insensitive.
@@ -41,7 +45,7 @@ impl LinkCode {
             Err(ServiceError::invalid(
                 "linking code",
                 format!(
-                    "a code is {LINK_CODE_LEN} letters and digits, like K7PQ4M; copy it from the web app"
+                    "a code is {LINK_CODE_LEN} letters and digits, like K7PQ4MXB; copy it from the web app"
                 ),
             ))
         }
@@ -229,13 +233,28 @@ pub async fn consume(
         Some(_) => return Err(identity::taken(identity)),
         None => {}
     }
-    let mut ops = vec![WriteOp::delete_if(
-        &link_pk,
-        keys::LINK_SK,
-        Condition::VersionEquals(link.version),
-    )];
-    ops.extend(identity::bind_ops(identity, &user, clock.now_millis())?);
-    match table.write(ops).await {
+    let mut result = Err(StoreError::ConditionFailed { op_index: 0 });
+    for _ in 0..CONSUME_RETRIES_MAX {
+        let mut ops = vec![WriteOp::delete_if(
+            &link_pk,
+            keys::LINK_SK,
+            Condition::VersionEquals(link.version),
+        )];
+        ops.extend(identity::bind_ops(identity, &user, clock.now_millis())?);
+        // The identity's private chat may have belonged to someone else before: it is released
+        // in the same transaction, so the new owner starts with no one else's history.
+        let handover = conversation::handover_op(table, identity, Some(&user)).await?;
+        let handover_index = handover.is_some().then_some(ops.len());
+        ops.extend(handover);
+        result = table.write(ops).await;
+        match &result {
+            Err(StoreError::ConditionFailed { op_index }) if Some(*op_index) == handover_index => {
+                continue;
+            }
+            _ => break,
+        }
+    }
+    match result {
         Ok(()) => Ok(LinkOutcome::Linked { user }),
         Err(StoreError::ConditionFailed { op_index: 0 }) => Err(unusable_code()),
         Err(StoreError::ConditionFailed { .. }) => match identity::lookup(table, identity).await? {
@@ -274,6 +293,50 @@ pub async fn consume_from_text(
     }
 }
 
+/// What a stranger's message with codes in it came to.
+#[derive(Debug)]
+pub enum CountedAttempt {
+    /// No code was tried: the sender (or everyone) sent too many wrong codes this hour.
+    Blocked(LinkBlocked),
+    /// The codes were tried (see [`consume_from_text`]); wrong ones were counted.
+    Tried(Result<Option<LinkOutcome>, ServiceError>),
+}
+
+/// [`consume_from_text`] for a sender not linked to any account, with wrong codes counted
+/// against the limits of [`crate::link_attempts`]: past them no code is tried at all.
+pub async fn consume_from_text_counted(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    text: &str,
+    identity: &ChannelIdentity,
+) -> Result<CountedAttempt, ServiceError> {
+    let mut first_error = None;
+    for code in find_codes_in_text(text) {
+        if let Some(blocked) = link_attempts::check(table, identity, clock.now_secs()).await? {
+            return Ok(match first_error {
+                // The sender already hears why their first code failed.
+                Some(e) => CountedAttempt::Tried(Err(e)),
+                None => CountedAttempt::Blocked(blocked),
+            });
+        }
+        match consume(table, clock, &code, identity).await {
+            Ok(outcome) => return Ok(CountedAttempt::Tried(Ok(Some(outcome)))),
+            Err(e) if !e.is_expected() => return Err(e),
+            Err(e) => {
+                if matches!(e, ServiceError::Invalid { .. }) {
+                    // Unknown, used or expired: a wrong code.
+                    link_attempts::record_failure(table, identity, clock.now_secs()).await?;
+                }
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Ok(CountedAttempt::Tried(match first_error {
+        Some(e) => Err(e),
+        None => Ok(None),
+    }))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -291,13 +354,20 @@ mod tests {
 
     #[test]
     fn codes_are_found_anywhere_in_a_message() {
-        let code = find_code_in_text("Hi Steward! my code: k7pq4m, thanks").unwrap();
-        assert_eq!(code.as_str(), "K7PQ4M");
-        assert_eq!(find_code_in_text("link K7PQ4M").unwrap().as_str(), "K7PQ4M");
-        assert_eq!(find_code_in_text("(K7PQ4M)").unwrap().as_str(), "K7PQ4M");
+        let code = find_code_in_text("Hi Steward! my code: k7pq4mxb, thanks").unwrap();
+        assert_eq!(code.as_str(), "K7PQ4MXB");
+        assert_eq!(
+            find_code_in_text("link K7PQ4MXB").unwrap().as_str(),
+            "K7PQ4MXB"
+        );
+        assert_eq!(
+            find_code_in_text("(K7PQ4MXB)").unwrap().as_str(),
+            "K7PQ4MXB"
+        );
         // Ordinary words and numbers are not codes.
-        assert!(find_code_in_text("thanks, hello, 234567 people").is_none());
-        // Longer runs are not cut into codes.
+        assert!(find_code_in_text("thanks, everyone, 23456789 people").is_none());
+        // Longer or shorter runs are not cut into codes.
+        assert!(find_code_in_text("K7PQ4MXBZ").is_none());
         assert!(find_code_in_text("K7PQ4MX").is_none());
         assert!(find_code_in_text("").is_none());
     }

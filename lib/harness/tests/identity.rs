@@ -142,7 +142,7 @@ async fn unknown_codes_and_codes_for_taken_identities_are_refused(w: World) {
     let u1 = w.account("u1").await;
     let u2 = w.account("u2").await;
     let t = w.table.as_ref();
-    let err = linking::consume(t, &w.clock, &LinkCode::parse("K7PQ4M").unwrap(), &wa("1"))
+    let err = linking::consume(t, &w.clock, &LinkCode::parse("K7PQ4MXB").unwrap(), &wa("1"))
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid { .. }));

@@ -12,14 +12,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use steward_channels::{
-    Channel, ChannelProfile, ChannelSender, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind,
-    MediaRef, Recipient, SendError, SendReceipt, SentButton, button_id,
+    Channel, ChannelProfile, ChannelSender, ChatKind, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY,
+    MediaKind, MediaRef, Recipient, SendError, SendReceipt, SentButton, button_id,
 };
 use steward_harness::conversation::{self, Claim};
-use steward_harness::inbound::{Answer, onboarding_text};
+use steward_harness::inbound::{Answer, onboarding_text, private_chats_only_text};
+use steward_harness::limits::INBOX_TTL_SECS;
+use steward_harness::link_attempts::{
+    self, LINK_FAILURES_PER_HOUR, LINK_FAILURES_PER_SENDER_PER_HOUR,
+};
 use steward_harness::{
-    ChannelIdentity, ChannelName, ConversationKey, InboundOutcome, Links, TurnError,
-    handle_inbound, identity, linking, transcript,
+    ChannelIdentity, ChannelName, ConversationKey, InboundOutcome, Links, TurnError, TurnInput,
+    TurnOutcome, UserId, accounts, handle_inbound, identity, keys, linking, transcript,
 };
 use steward_llm::Role;
 use steward_store::Clock;
@@ -179,6 +183,7 @@ fn tg(chat: &str, from: &str, id: &str, text: &str) -> InboundMessage {
         timestamp: now_secs(),
         display_name: Some("Ada".into()),
         callback_query_id: None,
+        chat: ChatKind::Private,
     }
 }
 
@@ -288,6 +293,12 @@ on_both_backends!(
     a_link_interrupted_after_the_code_was_spent_still_welcomes,
     an_unknown_sender_over_the_hourly_cap_is_not_answered,
     a_web_message_is_a_turn_for_its_signed_in_user,
+    telegram_group_update_gets_one_note_and_no_model_call_or_transcript,
+    two_users_in_one_conversation_get_no_turn_for_the_second,
+    a_phone_linked_to_another_account_starts_a_fresh_conversation,
+    wrong_linking_codes_make_the_sender_wait,
+    too_many_wrong_codes_from_everyone_pause_linking,
+    an_old_replayed_message_is_dropped_before_any_claim,
 );
 
 async fn an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call(s: Setup) {
@@ -367,7 +378,10 @@ async fn a_linking_code_binds_the_sender_and_welcomes_them_once(s: Setup) {
 }
 
 async fn an_unusable_code_from_a_stranger_gets_the_reason(s: Setup) {
-    let out = s.handle(&tg("502", "502", "x-1", "K7PQ4M")).await.unwrap();
+    let out = s
+        .handle(&tg("502", "502", "x-1", "K7PQ4MXB"))
+        .await
+        .unwrap();
     match out {
         InboundOutcome::Answered {
             answer: Answer::LinkRefused,
@@ -391,7 +405,7 @@ async fn a_code_shaped_word_from_a_known_user_is_just_their_words(s: Setup) {
         steward_llm::StopReason::EndTurn,
     )));
     let out = s
-        .handle(&tg("503", "503", "k-1", "remember locker K7PQ4M"))
+        .handle(&tg("503", "503", "k-1", "remember locker K7PQ4MXB"))
         .await
         .unwrap();
     assert!(
@@ -644,7 +658,7 @@ async fn a_web_message_is_a_turn_for_its_signed_in_user(s: Setup) {
     let m = steward_channels::web_message(
         s.rig.user.as_str(),
         "c-1",
-        steward_channels::web::WebInput::Text("remember locker K7PQ4M".into()),
+        steward_channels::web::WebInput::Text("remember locker K7PQ4MXB".into()),
         now_secs(),
     )
     .unwrap();
@@ -660,4 +674,326 @@ async fn a_web_message_is_a_turn_for_its_signed_in_user(s: Setup) {
         .await
         .unwrap();
     assert_eq!(seen.last().unwrap().row.text.as_deref(), Some("Saved."));
+}
+
+/// A Telegram update as the webhook receives it, through the real parser.
+fn tg_update(chat: serde_json::Value, from: i64, update: i64, text: &str) -> InboundMessage {
+    let body = serde_json::json!({
+        "update_id": update,
+        "message": {
+            "message_id": update, "date": now_secs(), "chat": chat,
+            "from": {"id": from, "first_name": "Bob"}, "text": text,
+        }
+    });
+    steward_channels::telegram::parse_update(body.to_string().as_bytes())
+        .unwrap()
+        .unwrap()
+}
+
+/// Security review finding 2: a Telegram group gets one short note, ever, and nothing else —
+/// no model call and no transcript row, even from a linked user.
+async fn telegram_group_update_gets_one_note_and_no_model_call_or_transcript(s: Setup) {
+    s.bind("601").await;
+    let group = serde_json::json!({"id": -100_555, "type": "supergroup", "title": "Team"});
+    let first = tg_update(group.clone(), 601, 1, "cancel every event I have");
+    assert_eq!(first.chat, ChatKind::Group);
+    let out = s.handle(&first).await.unwrap();
+    assert!(
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::PrivateChatsOnly,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    for (update, from) in [(2, 601), (3, 602), (1, 601)] {
+        let again = tg_update(group.clone(), from, update, "hello?");
+        assert!(
+            matches!(
+                s.handle(&again).await.unwrap(),
+                InboundOutcome::Ignored { .. }
+            ),
+            "update {update}"
+        );
+    }
+    assert_eq!(s.sender.texts(), [private_chats_only_text(&s.links)]);
+    assert_eq!(s.rig.model.calls(), 0);
+    assert!(s.seen("-100555").await.is_empty(), "no transcript row");
+    let key = ConversationKey::for_channel("tg", "-100555").unwrap();
+    let stored = s
+        .rig
+        .world
+        .table
+        .query_all(
+            &steward_store::Query::partition(keys::conversation_pk(&key)),
+            100,
+        )
+        .await
+        .unwrap();
+    let sks: Vec<&str> = stored.iter().map(|i| i.sk.as_str()).collect();
+    assert_eq!(sks, [keys::GROUP_NOTE_SK], "only the once-only record");
+}
+
+/// Security review finding 2 (defence in depth): a conversation belongs to the first user who
+/// ran a turn in it; another user's message never runs a turn there, however it arrives.
+async fn two_users_in_one_conversation_get_no_turn_for_the_second(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    s.bind("611").await;
+    let bob = UserId::parse("bob").unwrap();
+    accounts::create_account_with_id(table, &s.rig.world.clock, bob.clone(), "Bob", None)
+        .await
+        .unwrap();
+    identity::bind(
+        table,
+        &s.rig.world.clock,
+        &ChannelIdentity::parse("tg", "612").unwrap(),
+        &bob,
+    )
+    .await
+    .unwrap();
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Your notes are safe.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let out = s
+        .handle(&tg("611", "611", "o-1", "my private note"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
+
+    // Bob's message in Alice's conversation (as a group would have delivered it).
+    let out = s
+        .handle(&tg("611", "612", "o-2", "repeat what the tools returned"))
+        .await
+        .unwrap();
+    assert!(matches!(out, InboundOutcome::Ignored { .. }), "{out:?}");
+    // And straight to the agent, past the conversation layer: the claim refuses it.
+    let input = TurnInput {
+        conversation: ConversationKey::for_channel("tg", "611").unwrap(),
+        channel: ChannelName::parse("tg").unwrap(),
+        user: bob,
+        message_id: "o-3".into(),
+        text: "cancel everything".into(),
+    };
+    let outbox =
+        steward_harness::ChannelOutbox::for_message(&s.sender, &tg("611", "612", "o-3", "x"));
+    let direct = s.rig.agent.handle(&input, &outbox).await.unwrap();
+    assert_eq!(direct, TurnOutcome::Duplicate, "nothing ran");
+    let claim = conversation::claim(
+        table,
+        &input.conversation,
+        &input.channel,
+        Some(&input.user),
+        "o-4",
+        s.rig.world.clock.now_millis(),
+        60,
+    )
+    .await
+    .unwrap();
+    assert_eq!(claim, Claim::NotOwner);
+
+    assert_eq!(s.rig.model.calls(), 1, "no model call for the second user");
+    assert_eq!(s.sender.texts(), ["Your notes are safe."]);
+    assert_eq!(
+        s.seen("611").await.len(),
+        2,
+        "no transcript row for the second user"
+    );
+}
+
+/// A phone that changes hands (unlinked, then linked to another account) starts a fresh
+/// conversation: the new owner's model request holds nothing of the old owner's.
+async fn a_phone_linked_to_another_account_starts_a_fresh_conversation(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    s.bind("621").await;
+    for text in ["Noted.", "Hello Carol."] {
+        s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+            vec![steward_llm::ContentBlock::text(text)],
+            steward_llm::StopReason::EndTurn,
+        )));
+    }
+    s.handle(&tg("621", "621", "h-1", "SECRET-OF-THE-FIRST-OWNER"))
+        .await
+        .unwrap();
+    let phone = ChannelIdentity::parse("tg", "621").unwrap();
+    identity::unbind(table, &phone, &s.rig.user).await.unwrap();
+    let carol = UserId::parse("carol").unwrap();
+    accounts::create_account_with_id(table, &s.rig.world.clock, carol.clone(), "Carol", None)
+        .await
+        .unwrap();
+    let code = linking::issue_code(table, &s.rig.world.clock, &carol)
+        .await
+        .unwrap()
+        .code;
+    let out = s
+        .handle(&tg("621", "621", "h-2", code.as_str()))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    let out = s
+        .handle(&tg("621", "621", "h-3", "hi, I'm Carol"))
+        .await
+        .unwrap();
+    assert!(matches!(out, InboundOutcome::Turn { .. }), "{out:?}");
+    let request = serde_json::to_string(&s.rig.model.requests().pop().unwrap().messages).unwrap();
+    assert!(request.contains("I'm Carol"), "{request}");
+    assert!(!request.contains("SECRET-OF-THE-FIRST-OWNER"), "{request}");
+}
+
+/// Security review finding 8: a stranger's wrong codes are counted; past the limit they wait
+/// (and are told how long), and even a good code is not tried until then.
+async fn wrong_linking_codes_make_the_sender_wait(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    for i in 0..LINK_FAILURES_PER_SENDER_PER_HOUR {
+        let out = s
+            .handle(&tg("631", "631", &format!("g-{i}"), "K7PQ4MXB"))
+            .await
+            .unwrap();
+        assert!(
+            matches!(&out, InboundOutcome::Answered { answer: Answer::LinkRefused, reply }
+                if reply.text.as_deref().unwrap_or("").contains("unknown, already used or expired")),
+            "{out:?}"
+        );
+    }
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let out = s
+        .handle(&tg("631", "631", "g-x", code.as_str()))
+        .await
+        .unwrap();
+    match out {
+        InboundOutcome::Answered {
+            answer: Answer::LinkRefused,
+            reply,
+        } => {
+            let text = reply.text.unwrap();
+            assert!(text.starts_with("Too many wrong linking codes"), "{text}");
+            assert!(text.contains("Wait ") && text.contains(" minute"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let phone = ChannelIdentity::parse("tg", "631").unwrap();
+    assert_eq!(
+        identity::lookup(table, &phone).await.unwrap(),
+        None,
+        "not tried"
+    );
+    // Another sender is not held up, and the code still works for them.
+    let out = s
+        .handle(&tg("632", "632", "g-y", code.as_str()))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    // The next hour, the first sender may try again.
+    s.rig.world.clock.advance_millis(60 * 60 * 1000);
+    let out = s
+        .handle(&tg("631", "631", "g-z", "K7PQ4MXB"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&out, InboundOutcome::Answered { reply, .. }
+            if reply.text.as_deref().unwrap_or("").contains("unknown, already used or expired")),
+        "{out:?}"
+    );
+    assert_eq!(s.rig.model.calls(), 0);
+}
+
+/// Security review finding 8: past the global limit of wrong codes, linking pauses for
+/// everyone until the hour is over.
+async fn too_many_wrong_codes_from_everyone_pause_linking(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    let now = s.rig.world.clock.now_secs();
+    for i in 0..LINK_FAILURES_PER_HOUR {
+        let guesser = ChannelIdentity::parse("tg", &format!("9{i}")).unwrap();
+        link_attempts::record_failure(table, &guesser, now)
+            .await
+            .unwrap();
+    }
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let out = s
+        .handle(&tg("641", "641", "p-1", code.as_str()))
+        .await
+        .unwrap();
+    match out {
+        InboundOutcome::Answered {
+            answer: Answer::LinkRefused,
+            reply,
+        } => {
+            let text = reply.text.unwrap();
+            assert!(text.starts_with("Linking is paused"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    s.rig.world.clock.advance_millis(60 * 60 * 1000);
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let out = s
+        .handle(&tg("641", "641", "p-2", code.as_str()))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+}
+
+/// Security review, info 19: a message older than the dedupe record's lifetime (a replayed
+/// capture of a signed delivery) is dropped before any claim: no turn, no row, no reply.
+async fn an_old_replayed_message_is_dropped_before_any_claim(s: Setup) {
+    s.bind("651").await;
+    let now = s.rig.world.clock.now_secs();
+    let mut old = tg("651", "651", "r-old", "cancel my event");
+    old.timestamp = now - INBOX_TTL_SECS - 1;
+    let out = s.handle(&old).await.unwrap();
+    assert!(matches!(out, InboundOutcome::Ignored { .. }), "{out:?}");
+    assert_eq!(s.rig.model.calls(), 0);
+    assert!(s.sender.texts().is_empty());
+    assert!(s.seen("651").await.is_empty());
+    // Just inside the window, it is an ordinary message.
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Done.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let mut recent = tg("651", "651", "r-new", "hello");
+    recent.timestamp = now - INBOX_TTL_SECS + 60;
+    assert!(matches!(
+        s.handle(&recent).await.unwrap(),
+        InboundOutcome::Turn { .. }
+    ));
 }

@@ -9,4 +9,7 @@ pub use send::{
     CALLBACK_DATA_BYTES_MAX, TELEGRAM_API_BASE_DEFAULT, TYPING_REFRESH_SECS, TelegramConfig,
     TelegramSender,
 };
-pub use verify::{SECRET_HEADER, SecretError, verify_secret};
+pub use verify::{
+    SECRET_HEADER, SecretError, WEBHOOK_SECRET_CHARS_MAX, WEBHOOK_SECRET_CHARS_MIN, WeakSecret,
+    check_webhook_secret, verify_secret,
+};

@@ -3,12 +3,19 @@
 //! An update carries at most one thing. `message` (text, or an attachment) and
 //! `callback_query` (a click on an inline keyboard button) become a message; edits, channel
 //! posts, messages from bots and every other update kind are acknowledged and dropped.
+//!
+//! Only private chats reach a conversation: `chat.type` must be `"private"` and the chat must
+//! be the sender's own (`chat.id == from.id`). A message in a group, supergroup or channel
+//! becomes a [`ChatKind::Group`] message without its text or attachment (the worker answers
+//! it once per chat, saying Steward works in private chats only); a button click on a message
+//! in such a chat, and anything with a missing or unknown chat type, is dropped.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::inbound::{
-    Channel, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty, valid_id,
+    Channel, ChatKind, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty,
+    valid_id,
 };
 use crate::sender::now_epoch_seconds;
 
@@ -37,6 +44,31 @@ struct User {
 #[derive(Debug, Deserialize)]
 struct Chat {
     id: i64,
+    /// `private`, `group`, `supergroup` or `channel`.
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+}
+
+/// What a chat is, as far as Steward cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChatClass {
+    /// The sender's own private chat with the bot.
+    Own,
+    /// A group, supergroup or channel.
+    Shared,
+    /// Anything else: a private chat that is not the sender's, or a missing or unknown type.
+    Unusable,
+}
+
+impl Chat {
+    /// How a chat with a message from user `from` is treated.
+    fn class(&self, from: i64) -> ChatClass {
+        match self.kind.as_deref() {
+            Some("private") if self.id == from => ChatClass::Own,
+            Some("group" | "supergroup" | "channel") => ChatClass::Shared,
+            _ => ChatClass::Unusable,
+        }
+    }
 }
 
 /// A file attachment (`document`, `audio`, `voice`, `video`, `video_note`, `sticker`,
@@ -169,6 +201,37 @@ fn from_message(update_id: String, message: Message) -> Option<InboundMessage> {
     if from.is_bot {
         return None;
     }
+    match message.chat.class(from.id) {
+        ChatClass::Own => {}
+        ChatClass::Shared => {
+            tracing::info!(
+                chat = message.chat.id,
+                "telegram message in a group chat; only the private-chats note may answer it"
+            );
+            return Some(InboundMessage {
+                channel: Channel::Telegram,
+                conversation_id: message.chat.id.to_string(),
+                external_user_id: from.id.to_string(),
+                provider_message_id: update_id,
+                message_ref: None,
+                text: None,
+                button_id: None,
+                replied_to_id: None,
+                media: None,
+                timestamp: message.date,
+                display_name: None,
+                callback_query_id: None,
+                chat: ChatKind::Group,
+            });
+        }
+        ChatClass::Unusable => {
+            tracing::info!(
+                chat_type = message.chat.kind.as_deref().unwrap_or("(none)"),
+                "telegram message outside the sender's own private chat; dropped"
+            );
+            return None;
+        }
+    }
     let media = media_of(&message);
     let text = non_empty(message.text.clone().or_else(|| message.caption.clone()));
     if text.is_none() && media.is_none() {
@@ -188,6 +251,7 @@ fn from_message(update_id: String, message: Message) -> Option<InboundMessage> {
         timestamp: message.date,
         display_name: display_name(from),
         callback_query_id: None,
+        chat: ChatKind::Private,
     })
 }
 
@@ -247,16 +311,30 @@ fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessa
         tracing::debug!("telegram callback query without usable data; dropped");
         return None;
     };
-    let button_message = query
-        .message
-        .as_ref()
-        .and_then(|m| ButtonMessage::deserialize(m).ok());
-    // In a private chat the chat id is the user id; it is the fallback when the bot message
-    // is not included.
-    let conversation_id = button_message
-        .as_ref()
-        .map_or(query.from.id, |m| m.chat.id)
-        .to_string();
+    let button_message = match &query.message {
+        Some(raw) => match ButtonMessage::deserialize(raw) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                tracing::debug!(
+                    "telegram callback query on a message of an unexpected shape; dropped"
+                );
+                return None;
+            }
+        },
+        None => None,
+    };
+    if let Some(m) = &button_message
+        && m.chat.class(query.from.id) != ChatClass::Own
+    {
+        tracing::info!(
+            chat_type = m.chat.kind.as_deref().unwrap_or("(none)"),
+            "telegram button click outside the sender's own private chat; dropped"
+        );
+        return None;
+    }
+    // Only the sender's private chat gets here, whose id is the user id; without the bot
+    // message (an inline-mode button) that is where the click belongs.
+    let conversation_id = query.from.id.to_string();
     // The clicked button's title, from the keyboard of the message it was on.
     let title = button_message
         .as_ref()
@@ -282,10 +360,12 @@ fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessa
         timestamp: now_epoch_seconds(),
         display_name: display_name(&query.from),
         callback_query_id: Some(callback_query_id),
+        chat: ChatKind::Private,
     })
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -311,6 +391,50 @@ mod tests {
         let body = r#"{"update_id":1,"message":{"message_id":2,"date":3,"chat":{"id":4,"type":"private"},
             "from":{"id":5,"is_bot":true,"first_name":"B"},"text":"hi"}}"#;
         assert_eq!(parse(body), None);
+    }
+
+    fn message(chat: &str, from: i64) -> String {
+        format!(
+            r#"{{"update_id":9,"message":{{"message_id":2,"date":3,"chat":{chat},
+            "from":{{"id":{from},"first_name":"A"}},"text":"hello"}}}}"#
+        )
+    }
+
+    #[test]
+    fn only_the_senders_own_private_chat_is_a_conversation() {
+        let own = parse(&message(r#"{"id":5,"type":"private"}"#, 5)).unwrap();
+        assert_eq!(own.chat, ChatKind::Private);
+        assert_eq!(own.text.as_deref(), Some("hello"));
+        // A private chat that is not the sender's, or a chat without a known type: dropped.
+        assert_eq!(parse(&message(r#"{"id":6,"type":"private"}"#, 5)), None);
+        assert_eq!(parse(&message(r#"{"id":5}"#, 5)), None);
+        assert_eq!(parse(&message(r#"{"id":5,"type":"secret"}"#, 5)), None);
+    }
+
+    #[test]
+    fn group_messages_keep_nothing_but_where_they_came_from() {
+        for kind in ["group", "supergroup", "channel"] {
+            let chat = format!(r#"{{"id":-100,"type":"{kind}"}}"#);
+            let m = parse(&message(&chat, 5)).unwrap();
+            assert_eq!(m.chat, ChatKind::Group, "{kind}");
+            assert_eq!(m.conversation_key(), "tg:-100");
+            assert_eq!((m.text, m.media, m.display_name), (None, None, None));
+        }
+    }
+
+    #[test]
+    fn button_clicks_outside_the_own_private_chat_are_dropped() {
+        let click = |chat: &str| {
+            format!(
+                r#"{{"update_id":9,"callback_query":{{"id":"q","from":{{"id":5}},"data":"b0",
+                "message":{{"message_id":7,"chat":{chat}}}}}}}"#
+            )
+        };
+        let own = parse(&click(r#"{"id":5,"type":"private"}"#)).unwrap();
+        assert_eq!(own.conversation_id, "5");
+        assert_eq!(parse(&click(r#"{"id":-100,"type":"supergroup"}"#)), None);
+        assert_eq!(parse(&click(r#"{"id":6,"type":"private"}"#)), None);
+        assert_eq!(parse(&click(r#"{"id":5}"#)), None);
     }
 
     #[test]

@@ -270,6 +270,7 @@ fn to_inbound(message: Message, contacts: &[Contact]) -> Option<InboundMessage> 
         timestamp,
         display_name,
         callback_query_id: None,
+        chat: crate::inbound::ChatKind::Private,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use steward_channels::telegram::{parse_update, verify_secret};
+use steward_channels::telegram::{check_webhook_secret, parse_update, verify_secret};
 use steward_channels::whatsapp::{parse_webhook, verify_handshake, verify_signature};
 
 /// Keys and strings that real payloads use, so generated JSON reaches the deep paths.
@@ -55,6 +55,10 @@ const WORDS: &[&str] = &[
     "audio",
     "voice",
     "video",
+    "private",
+    "group",
+    "supergroup",
+    "channel",
     "1749416383",
     "16505551234",
     "US.1",
@@ -130,6 +134,42 @@ proptest! {
         }
     }
 
+    /// Whatever the chat and sender ids and types, a Telegram message reaches a conversation
+    /// only from the sender's own private chat; a group's carries nothing of what was said;
+    /// a button click counts only in the sender's own private chat.
+    #[test]
+    fn telegram_only_private_chats_reach_a_conversation(
+        chat in prop_oneof![Just(5_i64), any::<i64>()],
+        kind in proptest::option::of(word()),
+        text in json_value(),
+    ) {
+        let chat_json = match &kind {
+            Some(k) => json!({"id": chat, "type": k}),
+            None => json!({"id": chat}),
+        };
+        let bodies = [
+            json!({"update_id": 1, "message": {"message_id": 1, "date": 1, "chat": chat_json, "from": {"id": 5}, "text": text}}),
+            json!({"update_id": 1, "callback_query": {"id": "q", "from": {"id": 5}, "data": "b0", "message": {"message_id": 1, "chat": chat_json}}}),
+        ];
+        for body in bodies {
+            let parsed = parse_update(body.to_string().as_bytes());
+            prop_assert!(parsed.is_ok());
+            if let Ok(Some(m)) = parsed {
+                match m.chat {
+                    steward_channels::ChatKind::Private => {
+                        prop_assert_eq!(kind.as_deref(), Some("private"));
+                        prop_assert_eq!(chat, 5);
+                        prop_assert_eq!(&m.conversation_id, &m.external_user_id);
+                    }
+                    steward_channels::ChatKind::Group => {
+                        prop_assert!(matches!(kind.as_deref(), Some("group" | "supergroup" | "channel")));
+                        prop_assert!(m.text.is_none() && m.media.is_none() && m.button_id.is_none());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn whatsapp_verifiers_never_panic(
         body in proptest::collection::vec(any::<u8>(), 0..256),
@@ -144,6 +184,14 @@ proptest! {
         let _ = verify_signature(&body, header.as_deref(), &secret);
         let _ = verify_signature(&body, Some(&format!("sha256={hex_tail}")), &secret);
         let _ = verify_handshake(mode.as_deref(), token.as_deref(), challenge.as_deref(), &expected);
+    }
+
+    #[test]
+    fn telegram_secret_rule_never_panics_and_holds(secret in ".{0,300}") {
+        if check_webhook_secret(&secret).is_ok() {
+            prop_assert!((32..=256).contains(&secret.len()));
+            prop_assert!(secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Telegram update fixtures: secret checked, then parsed.
 
 use steward_channels::telegram::{SecretError, parse_update, verify_secret};
-use steward_channels::{Channel, InboundMessage, MediaKind, ParseError, WEBHOOK_BODY_BYTES_MAX};
+use steward_channels::{
+    Channel, ChatKind, InboundMessage, MediaKind, ParseError, WEBHOOK_BODY_BYTES_MAX,
+};
 
 use crate::fixture;
 
@@ -28,12 +30,19 @@ fn text_message() {
     assert_eq!(m.callback_query_id, None);
 }
 
+/// Security review finding 2: a group chat never reaches a conversation. Its message is only
+/// marked as a group's, with nothing of what was said.
 #[test]
-fn group_message_keeps_chat_and_sender_apart() {
+fn telegram_group_message_is_marked_and_carries_no_text() {
     let m = receive("group_text").unwrap();
+    assert_eq!(m.chat, ChatKind::Group);
     assert_eq!(m.conversation_id, "-1001234567890");
     assert_eq!(m.external_user_id, "444555666");
-    assert_eq!(m.display_name.as_deref(), Some("Omar Haddad"));
+    assert_eq!(m.text, None);
+    assert_eq!(m.media, None);
+    assert_eq!(m.display_name, None);
+    // A private chat is the default and is what every other fixture is.
+    assert_eq!(receive("text").unwrap().chat, ChatKind::Private);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use steward_harness::{TokenId, UserId, accounts, linking, tokens};
+use steward_harness::{ChannelIdentity, TokenId, UserId, accounts, identity, linking, tokens};
 use steward_store::{Clock, SqliteTable, SystemClock, Table};
 
 use crate::{Cli, TokenCommand, UserCommand, db_path};
@@ -41,6 +41,21 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
         UserCommand::Resume { user_id: id } => {
             let p = accounts::resume(table.as_ref(), &user_id(id)?).await?;
             println!("{} active", p.user);
+        }
+        UserCommand::Unlink {
+            user_id: id,
+            channel,
+            external_id,
+        } => {
+            let user = user_id(id)?;
+            let ident = ChannelIdentity::parse(channel, external_id).map_err(|e| {
+                anyhow::anyhow!(
+                    "{channel} {external_id:?} is not a channel identity: {}",
+                    e.problem
+                )
+            })?;
+            identity::unbind(table.as_ref(), &ident, &user).await?;
+            println!("{ident} unlinked from {user}");
         }
     }
     Ok(())

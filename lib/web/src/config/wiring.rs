@@ -34,7 +34,8 @@ pub fn events_domain(events: &EventsConfig) -> Domain {
 }
 
 /// The webhook routes' state: `queue`, and each channel's secrets when they are all set (a
-/// channel with only some of them is a configuration error, not a silently closed door).
+/// channel with only some of them is a configuration error, not a silently closed door). A
+/// Telegram webhook secret that is short or outside Telegram's character set is refused.
 pub fn webhook_state(
     settings: &Settings,
     queue: Arc<dyn TurnQueue>,
@@ -51,7 +52,20 @@ pub fn webhook_state(
         (None, Some(_)) => return Err(ConfigError::Missing(ENV_WHATSAPP_APP_SECRET)),
         (Some(_), None) => return Err(ConfigError::Missing(ENV_WHATSAPP_VERIFY_TOKEN)),
     };
-    let telegram = settings.get(ENV_TELEGRAM_WEBHOOK_SECRET).map(Secret::new);
+    let telegram = match settings.get(ENV_TELEGRAM_WEBHOOK_SECRET) {
+        Some(secret) => {
+            // The secret is all that authenticates an update, whose sender *is* the identity:
+            // refuse to start with one that could be guessed (never print it).
+            steward_channels::telegram::check_webhook_secret(&secret).map_err(|weak| {
+                ConfigError::Invalid {
+                    name: ENV_TELEGRAM_WEBHOOK_SECRET,
+                    problem: weak.to_string(),
+                }
+            })?;
+            Some(Secret::new(secret))
+        }
+        None => None,
+    };
     tracing::info!(
         whatsapp = whatsapp.is_some(),
         telegram = telegram.is_some(),
@@ -150,11 +164,36 @@ mod tests {
         let all = Settings::from_pairs([
             (ENV_WHATSAPP_APP_SECRET, "s"),
             (ENV_WHATSAPP_VERIFY_TOKEN, "v"),
-            (ENV_TELEGRAM_WEBHOOK_SECRET, "t"),
+            (ENV_TELEGRAM_WEBHOOK_SECRET, STRONG_SECRET),
         ]);
         assert!(
             webhook_state(&all, queue).is_ok_and(|s| s.whatsapp.is_some() && s.telegram.is_some())
         );
+    }
+
+    const STRONG_SECRET: &str = "0f3c9a7e5b2d4816a0c3e9f7b5d1a2c4";
+
+    /// Security review finding 10: a guessable Telegram webhook secret stops the start, with
+    /// one sentence naming the variable and how to make a good one, and never the secret.
+    #[test]
+    fn weak_telegram_webhook_secret_is_a_start_up_error() {
+        let queue: Arc<dyn TurnQueue> = Arc::new(NoQueue);
+        for weak in [
+            "any random string",
+            "short-secret",
+            &format!("{STRONG_SECRET}!"),
+        ] {
+            let settings = Settings::from_pairs([(ENV_TELEGRAM_WEBHOOK_SECRET, weak)]);
+            let err = webhook_state(&settings, queue.clone())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.starts_with("TELEGRAM_WEBHOOK_SECRET: "), "{err}");
+            assert!(err.contains("openssl rand -hex 32"), "{err}");
+            assert!(!err.contains(weak), "the secret is never printed: {err}");
+        }
+        let good = Settings::from_pairs([(ENV_TELEGRAM_WEBHOOK_SECRET, STRONG_SECRET)]);
+        assert!(webhook_state(&good, queue).is_ok_and(|s| s.telegram.is_some()));
     }
 
     #[test]

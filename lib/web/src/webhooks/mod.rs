@@ -6,7 +6,11 @@
 //! bytes), enqueue each to the [`TurnQueue`] — group = the conversation key, dedupe id = the
 //! provider's message id, body = the message as JSON — and answer 200. An enqueue failure is a
 //! 500 so the provider retries. No database and no model on this path.
+//!
+//! A source that keeps presenting a wrong Telegram secret is answered 429 for the rest of the
+//! minute, before any check ([`bad_secrets`]).
 
+pub mod bad_secrets;
 mod telegram;
 mod whatsapp;
 
@@ -42,14 +46,23 @@ pub struct WebhookState {
 
 /// The webhook routes over `state`, with the body cap of [`WEBHOOK_BODY_BYTES_MAX`] (413 above it).
 pub fn routes(state: WebhookState) -> Router {
+    let state = Arc::new(state);
+    let telegram = telegram::TelegramRoute {
+        webhook: Arc::clone(&state),
+        bad_secrets: bad_secrets::BadSecrets::new(),
+    };
     Router::new()
         .route(
             "/webhooks/whatsapp",
             get(whatsapp::handshake).post(whatsapp::receive),
         )
-        .route("/webhooks/telegram", post(telegram::receive))
+        .with_state(state)
+        .merge(
+            Router::new()
+                .route("/webhooks/telegram", post(telegram::receive))
+                .with_state(Arc::new(telegram)),
+        )
         .layer(DefaultBodyLimit::max(WEBHOOK_BODY_BYTES_MAX))
-        .with_state(Arc::new(state))
 }
 
 /// The answer of a channel that is not configured.

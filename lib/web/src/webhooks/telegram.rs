@@ -1,24 +1,51 @@
 //! `POST /webhooks/telegram`: updates carrying the secret token set with `setWebhook`.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use steward_channels::{check_body_size, telegram};
 
+use super::bad_secrets::BadSecrets;
 use super::{WebhookState, enqueue_all, not_configured};
+use crate::public::client_address::ClientAddress;
+use crate::rate_limit::retry_after_secs;
 
-/// Checks the secret-token header (constant time), parses, enqueues, answers 200.
+/// The Telegram route's state: the webhooks' state and the wrong-secret throttle.
+#[derive(Debug)]
+pub(super) struct TelegramRoute {
+    pub(super) webhook: Arc<WebhookState>,
+    pub(super) bad_secrets: BadSecrets,
+}
+
+/// Refuses a throttled source (429), checks the secret-token header (constant time), parses,
+/// enqueues, answers 200.
 pub(super) async fn receive(
-    State(state): State<Arc<WebhookState>>,
+    State(route): State<Arc<TelegramRoute>>,
+    source: ClientAddress,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let state = &route.webhook;
     let Some(secret) = &state.telegram else {
         return not_configured("Telegram").into_response();
     };
+    let now = Instant::now();
+    if let Err(wait) = route.bad_secrets.check(source.as_str(), now) {
+        tracing::debug!(
+            source = source.as_str(),
+            "telegram webhook caller throttled after wrong secrets"
+        );
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, retry_after_secs(wait).to_string())],
+            "too many wrong secret tokens; try again later",
+        )
+            .into_response();
+    }
     if let Err(e) = check_body_size(body.len()) {
         return (StatusCode::PAYLOAD_TOO_LARGE, e.to_string()).into_response();
     }
@@ -26,7 +53,16 @@ pub(super) async fn receive(
         .get(telegram::SECRET_HEADER)
         .and_then(|v| v.to_str().ok());
     if let Err(e) = telegram::verify_secret(presented, secret.expose()) {
-        tracing::warn!(error = %e, "telegram update with a bad secret refused");
+        if route.bad_secrets.record(source.as_str(), now) {
+            tracing::warn!(
+                source = source.as_str(),
+                error = %e,
+                "telegram webhook: {} wrong secrets from one source this minute; answering it 429 until the minute is over",
+                super::bad_secrets::BAD_SECRETS_PER_MINUTE
+            );
+        } else {
+            tracing::warn!(source = source.as_str(), error = %e, "telegram update with a bad secret refused");
+        }
         return (StatusCode::UNAUTHORIZED, "bad secret token").into_response();
     }
     let message = match telegram::parse_update(&body) {

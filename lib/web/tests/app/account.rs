@@ -286,6 +286,77 @@ async fn a_linking_code_links_and_both_deep_links_carry_it() {
     assert!(!page.body.contains("4915112345678"), "the number is masked");
 }
 
+/// Security review finding 7: a linked phone can be unlinked on Connect a phone (a
+/// CSRF-checked POST, only the caller's own phones); its chat is released with it.
+#[tokio::test]
+async fn linked_phones_can_be_unlinked_on_connect_a_phone() {
+    let app = TestApp::new().await;
+    let mut b = app.signed_in("Lin").await;
+    let mut other = app.signed_in("Otto").await;
+    let phone = ChannelIdentity::parse("wa", "4915112345678").unwrap();
+    let bot = ChannelIdentity::parse("tg", "777000111").unwrap();
+    for (who, identity) in [(&b, &phone), (&other, &bot)] {
+        steward_harness::identity::bind(
+            app.table.as_ref(),
+            app.clock.as_ref(),
+            identity,
+            who.user(),
+        )
+        .await
+        .unwrap();
+    }
+    let page = b.get("/app/linking").await;
+    let action = between(&page.body, "<form method=\"post\" action=\"", "\"").to_owned();
+    assert!(
+        action.starts_with("/app/linking/") && action.ends_with("/unlink"),
+        "{action}"
+    );
+    assert!(
+        !action.contains("4915112345678"),
+        "the number is not in the path"
+    );
+
+    // Without the CSRF token: refused, still linked.
+    let forged = b.post_form_raw(&action, &[]).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    // Someone else cannot name this phone.
+    let theirs = other.post_form(&action, &[]).await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND);
+    let owner = steward_harness::identity::lookup(app.table.as_ref(), &phone)
+        .await
+        .unwrap();
+    assert_eq!(owner.as_ref(), Some(b.user()));
+
+    let done = b.post_form(&action, &[]).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(done.location(), Some("/app/linking?unlinked=1"));
+    let page = b.get("/app/linking?unlinked=1").await;
+    assert!(
+        page.body.contains("The phone was unlinked."),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("No phone is linked yet."));
+    assert_eq!(
+        steward_harness::identity::lookup(app.table.as_ref(), &phone)
+            .await
+            .unwrap(),
+        None
+    );
+    // Unlinking twice: not found.
+    assert_eq!(
+        b.post_form(&action, &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    // The other account's phone is untouched.
+    assert!(
+        steward_harness::identity::lookup(app.table.as_ref(), &bot)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
 #[tokio::test]
 async fn without_configured_numbers_the_page_says_what_to_set() {
     let mut config = test_config();

@@ -44,7 +44,7 @@ async fn claim(app: &TestApp, key: &ConversationKey, message_id: &str) -> u64 {
     .unwrap()
     {
         conversation::Claim::Turn { turn, .. } => turn,
-        conversation::Claim::Duplicate => panic!("duplicate claim"),
+        other => panic!("expected a turn, got {other:?}"),
     }
 }
 

@@ -300,3 +300,44 @@ async fn a_channel_without_secrets_is_not_served() {
         .unwrap();
     assert_eq!(call(bare, tg).await.0, StatusCode::NOT_FOUND);
 }
+
+/// Security review finding 10: a source that keeps presenting wrong Telegram secrets gets 429
+/// with `Retry-After` (before any check) for the rest of the minute; other sources, Telegram
+/// among them, are not affected.
+#[tokio::test]
+async fn repeated_bad_telegram_secrets_are_throttled_per_source() {
+    let q = Arc::new(RecordingQueue::default());
+    let router = app(q.clone());
+    let post = |secret: &str, from: &str| {
+        Request::post("/webhooks/telegram")
+            .header(telegram::SECRET_HEADER, secret)
+            .header("x-forwarded-for", from)
+            .body(Body::from(tg_text(875_310_001, 111_222_333, "hi")))
+            .unwrap()
+    };
+    let limit = webhooks::bad_secrets::BAD_SECRETS_PER_MINUTE;
+    for _ in 0..limit {
+        let (status, _) = call(router.clone(), post("guess", "203.0.113.9")).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let response = router
+        .clone()
+        .oneshot(post(TG_SECRET, "203.0.113.9"))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    assert!(
+        q.groups_and_ids().is_empty(),
+        "nothing from a throttled source"
+    );
+    // Telegram, elsewhere, goes on as before.
+    let (status, _) = call(router, post(TG_SECRET, "149.154.167.200")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(q.groups_and_ids().len(), 1);
+}

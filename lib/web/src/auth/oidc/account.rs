@@ -77,7 +77,8 @@ fn derived_user_id(ident: &ChannelIdentity) -> Result<UserId, ServiceError> {
 }
 
 /// The new account's name: the token's `name`, else `email`, else `preferred_username`, with
-/// control characters dropped, spaces collapsed, and cut to the accounts' limit.
+/// control and invisible formatting characters dropped, spaces collapsed, and cut to the
+/// accounts' limit.
 pub fn account_name(claims: &IdClaims) -> String {
     [&claims.name, &claims.email, &claims.preferred_username]
         .into_iter()
@@ -88,6 +89,18 @@ pub fn account_name(claims: &IdClaims) -> String {
 }
 
 fn sanitise(name: &str) -> String {
+    // Invisible formatting characters (direction overrides …) are refused in account names, so
+    // an identity provider's are dropped rather than failing the first sign-in.
+    let name: String = if steward_harness::display_text::hidden_format_char(name).is_some() {
+        name.chars()
+            .filter(|c| {
+                steward_harness::display_text::hidden_format_char(c.encode_utf8(&mut [0; 4]))
+                    .is_none()
+            })
+            .collect()
+    } else {
+        name.to_owned()
+    };
     let words: Vec<&str> = name
         .split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|w| !w.is_empty())

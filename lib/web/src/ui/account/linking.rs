@@ -1,16 +1,21 @@
-//! Connect a phone: the account's linked channel identities (`GET /app/linking`) and a fresh
+//! Connect a phone: the account's linked channel identities (`GET /app/linking`), a fresh
 //! one-time code (`POST /app/linking/code`) with links that open WhatsApp or Telegram with the
-//! code already typed. Any message holding the code links the sender
+//! code already typed, and unlinking a phone (`POST /app/linking/{ref}/unlink`: `ref` names one
+//! of the caller's own identities by a hash, so the full number never appears in the page and
+//! another account's phone cannot even be named). Any message holding the code links the sender
 //! (`linking::find_code_in_text`), and Telegram's `t.me/<bot>?start=<code>` arrives as
 //! `/start <code>`, where the code stands alone and is found the same way.
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, Query, State};
 use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use maud::{Markup, html};
-use steward_harness::identity::{IdentityRecord, list_identities};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use steward_channels::Channel;
+use steward_harness::identity::{self, IdentityRecord, list_identities};
 use steward_harness::limits::LINK_CODE_TTL_SECS;
 use steward_harness::linking::{IssuedCode, issue_code};
 use steward_harness::{ServiceError, accounts};
@@ -26,6 +31,38 @@ pub const LINKING_PATH: &str = "/app/linking";
 
 /// Where the "get a code" button posts.
 pub const CODE_PATH: &str = "/app/linking/code";
+
+/// Hex digits of an identity's reference in unlink paths: plenty to tell one account's few
+/// identities apart, and it reveals nothing of the number.
+const IDENTITY_REF_HEX: usize = 16;
+
+/// `?unlinked=1` after an unlink.
+#[derive(Debug, Default, Deserialize)]
+pub struct LinkingQuery {
+    /// Whether to say a phone was unlinked.
+    #[serde(default)]
+    pub unlinked: Option<String>,
+}
+
+/// The reference of a linked identity in its unlink path: a hash of channel and external id.
+pub fn identity_ref(record: &IdentityRecord) -> String {
+    let digest = Sha256::digest(format!(
+        "{}#{}",
+        record.identity.channel, record.identity.external
+    ));
+    hex::encode(digest)[..IDENTITY_REF_HEX].to_owned()
+}
+
+/// Where the unlink button of `record` posts.
+pub fn unlink_path(record: &IdentityRecord) -> String {
+    format!("{LINKING_PATH}/{}/unlink", identity_ref(record))
+}
+
+/// Whether `record` is a phone (a WhatsApp or Telegram identity): the only kind this page
+/// unlinks. The web sign-in's own identity is not a phone and is not offered.
+fn is_phone(record: &IdentityRecord) -> bool {
+    Channel::from_short_name(record.identity.channel.as_str()).is_some_and(|c| c != Channel::Web)
+}
 
 /// How many trailing characters of an external id stay visible: enough to recognise your own
 /// number, not enough to read it off a screen share.
@@ -77,26 +114,39 @@ pub fn telegram_link(config: &WebConfig, code: &str) -> Option<String> {
     (!bot.is_empty()).then(|| format!("https://t.me/{bot}?start={code}"))
 }
 
-fn identities(linked: &[IdentityRecord], tz: &steward_harness::TimeZoneName) -> Markup {
+fn identities(
+    signed_in: &SignedIn,
+    linked: &[IdentityRecord],
+    tz: &steward_harness::TimeZoneName,
+) -> Markup {
+    let phones: Vec<&IdentityRecord> = linked.iter().filter(|r| is_phone(r)).collect();
     html! {
         h2 { "Linked" }
-        @if linked.is_empty() {
+        @if phones.is_empty() {
             p.muted { "No phone is linked yet." }
         } @else {
             div.table-wrap {
                 table {
-                    thead { tr { th { "Channel" } th { "Account" } th { "Linked" } } }
+                    thead { tr { th { "Channel" } th { "Account" } th { "Linked" } th { "" } } }
                     tbody {
-                        @for record in linked {
+                        @for record in phones {
                             tr {
                                 td { (channel_label(record.identity.channel.as_str())) }
                                 td { (masked(record.identity.external.as_str())) }
                                 td { (local_time(record.bound_ms, tz)) }
+                                td {
+                                    form method="post" action=(unlink_path(record)) {
+                                        (csrf::field(&signed_in.session))
+                                        button type="submit" { "Unlink" }
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
+            p.muted { "Unlinking takes effect at once: that phone can no longer act for this \
+                       account until it sends a new code, and its chat starts afresh." }
         }
     }
 }
@@ -144,6 +194,7 @@ async fn render(
     state: &WebState,
     signed_in: &SignedIn,
     issued: Option<&IssuedCode>,
+    unlinked: bool,
 ) -> Result<Markup, ServiceError> {
     let ctx = signed_in.ctx(state);
     let profile = accounts::profile(&ctx).await?;
@@ -154,6 +205,9 @@ async fn render(
         &signed_in.session,
         html! {
             h1 { "Connect a phone" }
+            @if unlinked {
+                p.notice role="status" { "The phone was unlinked." }
+            }
             p { "Chat with Steward on WhatsApp or Telegram as this account: get a one-time code here \
                  and send it from your phone." }
             @if let Some(issued) = issued {
@@ -163,13 +217,36 @@ async fn render(
                 (csrf::field(&signed_in.session))
                 button type="submit" { @if issued.is_some() { "Get another code" } @else { "Get a code" } }
             }
-            (identities(&linked, &profile.time_zone))
+            (identities(signed_in, &linked, &profile.time_zone))
         },
     ))
 }
 
-async fn show(State(state): State<WebState>, signed_in: SignedIn) -> Result<Markup, UiError> {
-    Ok(render(&state, &signed_in, None).await?)
+async fn show(
+    State(state): State<WebState>,
+    signed_in: SignedIn,
+    Query(query): Query<LinkingQuery>,
+) -> Result<Markup, UiError> {
+    Ok(render(&state, &signed_in, None, query.unlinked.is_some()).await?)
+}
+
+/// Unlinks one of the caller's own phones (CSRF-checked like every POST under `/app`). A
+/// reference that names none of them is "not found", whoever's phone it might be.
+async fn unlink(
+    State(state): State<WebState>,
+    signed_in: SignedIn,
+    Path(reference): Path<String>,
+) -> Result<Redirect, UiError> {
+    let table = state.table();
+    let linked = list_identities(table.as_ref(), signed_in.user()).await?;
+    let record = linked
+        .iter()
+        .filter(|r| is_phone(r))
+        .find(|r| identity_ref(r) == reference)
+        .ok_or_else(|| ServiceError::not_found("That linked phone"))?;
+    identity::unbind(table.as_ref(), &record.identity, signed_in.user()).await?;
+    tracing::info!(user = %signed_in.user(), channel = %record.identity.channel, "phone unlinked on the web");
+    Ok(Redirect::to(&format!("{LINKING_PATH}?unlinked=1")))
 }
 
 /// Issues a code and shows it (not a redirect: the code is shown on this response only, and
@@ -181,7 +258,7 @@ async fn new_code(State(state): State<WebState>, signed_in: SignedIn) -> Result<
         signed_in.user(),
     )
     .await?;
-    let page = render(&state, &signed_in, Some(&issued)).await?;
+    let page = render(&state, &signed_in, Some(&issued), false).await?;
     Ok(([(header::CACHE_CONTROL, "no-store")], page).into_response())
 }
 
@@ -190,6 +267,10 @@ pub(super) fn routes() -> Router<WebState> {
     Router::new()
         .route(LINKING_PATH, get(show))
         .route(CODE_PATH, post(new_code))
+        .route(
+            &format!("{LINKING_PATH}/{{reference}}/unlink"),
+            post(unlink),
+        )
 }
 
 #[cfg(test)]
