@@ -321,7 +321,11 @@ pub async fn withdraw(
     new.status = AttendeeStatus::Withdrawn;
     new.withdrawn_ms = Some(ctx.now_millis());
     let mut tx = Audited::new(ctx)
-        .label(format!("Withdraw attendee {} from {}", old.id, event.quoted()))
+        .label(format!(
+            "Withdraw attendee {} from {}",
+            old.id,
+            event.quoted()
+        ))
         .replace(&item, &new);
     if let Some(reservation) = ctx.get(&keys::email(ctx, &event.id, &old.email)).await?
         && reservation

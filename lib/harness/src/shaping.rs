@@ -94,7 +94,10 @@ pub fn shown_note(raw: &str, shown: &ShapedReply) -> Option<String> {
     }
     let mut note = format!("<{SHOWN_TAG}>\n{text}");
     if !shown.buttons.is_empty() {
-        note.push_str(&format!("\n<buttons>{}</buttons>", shown.buttons.join(" | ")));
+        note.push_str(&format!(
+            "\n<buttons>{}</buttons>",
+            shown.buttons.join(" | ")
+        ));
     }
     note.push_str(&format!("\n</{SHOWN_TAG}>"));
     Some(note)
@@ -301,7 +304,8 @@ mod tests {
         assert!(note.contains(&format!("{CUT_MARKER}\n</shown_to_person>")));
         assert_eq!(
             note.chars().count(),
-            shown.text.unwrap().chars().count() + "<shown_to_person>\n\n</shown_to_person>".chars().count()
+            shown.text.unwrap().chars().count()
+                + "<shown_to_person>\n\n</shown_to_person>".chars().count()
         );
     }
 

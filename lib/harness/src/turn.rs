@@ -313,7 +313,9 @@ impl Agent {
                 buttons: seen.buttons,
             },
             None => {
-                let draft = self.decide(input, outbox, turn, capped, conv, action).await?;
+                let draft = self
+                    .decide(input, outbox, turn, capped, conv, action)
+                    .await?;
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
                     .await?
                     .is_some();

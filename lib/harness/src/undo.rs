@@ -153,10 +153,6 @@ struct RecordTrail {
     rows: Vec<AuditRow>,
 }
 
-/// Operations of an undo transaction besides the per-record ones: the undo's header, the
-/// profile check, the effect item and a spent confirmation.
-const UNDO_FIXED_OPS: usize = 4;
-
 /// Finds the caller's newest undoable request and checks that every record it touched is still
 /// exactly as it left it. Nothing is written until [`PreparedUndo::commit`].
 pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
@@ -181,7 +177,10 @@ pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
     };
     let actor = first.actor;
     let at_ms = first.at_ms;
-    let labels: Vec<String> = commits.iter().filter_map(|(h, _)| h.label.clone()).collect();
+    let labels: Vec<String> = commits
+        .iter()
+        .filter_map(|(h, _)| h.label.clone())
+        .collect();
     let label = (!labels.is_empty()).then(|| labels.join("; "));
     let what = label
         .as_deref()
@@ -212,17 +211,6 @@ pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
             });
             trails[i].rows.push(row);
         }
-    }
-
-    let ops_needed = trails.len() * 2 + commits.len() + UNDO_FIXED_OPS;
-    if ops_needed > TRANSACTION_OPS_MAX {
-        return Err(ServiceError::CannotUndo {
-            reason: format!(
-                "the last request ({what}) changed {} records in {} steps, more than one undo can put back at once, and undo never reverts only part of a request; change those records back directly",
-                trails.len(),
-                commits.len()
-            ),
-        });
     }
 
     let mut tx = Audited::new(ctx)
@@ -307,6 +295,28 @@ pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
             (_, None, _) => return Err(changed_since("a record it deleted changed")),
         };
         changes.push(change);
+    }
+
+    // The undo's transaction: each record put back with its audit row, each reverted commit
+    // marked, the undo's header, the profile check (unless the profile is among the records),
+    // the effect item and a spent confirmation when the call carries them.
+    let touches_profile = changes
+        .iter()
+        .any(|c| c.pk == ctx.user_pk() && c.sk == keys::PROFILE_SK);
+    let ops_needed = changes.len() * 2
+        + commits.len()
+        + 1
+        + usize::from(!touches_profile)
+        + usize::from(ctx.effect().is_some())
+        + usize::from(ctx.confirmation().is_some());
+    if ops_needed > TRANSACTION_OPS_MAX {
+        return Err(ServiceError::CannotUndo {
+            reason: format!(
+                "the last request ({what}) changed {} records in {} steps, more than one undo can put back at once, and undo never reverts only part of a request; change those records back directly",
+                changes.len(),
+                commits.len()
+            ),
+        });
     }
 
     for (header, item) in &commits {

@@ -56,7 +56,7 @@ async fn a_commit_writes_records_header_and_audit_rows_together(w: World) {
         audit::audit_rows(w.table.as_ref(), &u, &header)
             .await
             .unwrap(),
-        [row.clone()]
+        std::slice::from_ref(&row)
     );
     assert_eq!(row.action, ctx.action());
     assert_eq!(row.sk, format!("NOTE#{}", note.id));

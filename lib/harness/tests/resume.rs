@@ -247,7 +247,10 @@ async fn run_case(
         .filter(|r| r.row.source == RowSource::Shown)
         .collect();
     if ending.reply == ending.seen {
-        assert!(shown.is_empty(), "budget {budget}/{after}: nothing to record");
+        assert!(
+            shown.is_empty(),
+            "budget {budget}/{after}: nothing to record"
+        );
     } else {
         assert_eq!(
             shown.len(),

@@ -102,8 +102,11 @@ async fn note_titles(r: &Rig) -> Vec<String> {
 
 async fn every_tool_call_of_a_message_is_one_request_and_undo_reverts_it_whole(r: Rig) {
     // Message 1: one note.
-    r.model
-        .push(Ok(calls(&[("tu_1", "add_note", json!({"title": "Older"}))])));
+    r.model.push(Ok(calls(&[(
+        "tu_1",
+        "add_note",
+        json!({"title": "Older"}),
+    )])));
     r.model.push(Ok(reply("Added.")));
     r.say("m1", "add older").await;
     // Message 2: three calls over two rounds.
@@ -205,7 +208,10 @@ async fn a_failed_reaction_is_recorded_as_the_text_sent(r: Rig) {
     );
     assert_eq!(
         shown_rows(&r).await,
-        [(1, format!("<shown_to_person>\n{SILENT_FALLBACK}\n</shown_to_person>"))]
+        [(
+            1,
+            format!("<shown_to_person>\n{SILENT_FALLBACK}\n</shown_to_person>")
+        )]
     );
     // A delivered reaction that answered alone leaves nothing to record.
     r.outbox
@@ -227,7 +233,10 @@ async fn a_reply_cut_to_fit_the_channel_is_recorded_as_cut(r: Rig) {
     let sent = Rig::text(&r.say("m1", "tell me everything").await);
     assert!(sent.chars().count() < long.trim().chars().count());
     let shown = shown_rows(&r).await;
-    assert_eq!(shown, [(1, format!("<shown_to_person>\n{sent}\n</shown_to_person>"))]);
+    assert_eq!(
+        shown,
+        [(1, format!("<shown_to_person>\n{sent}\n</shown_to_person>"))]
+    );
     r.model.push(Ok(reply("Short now.")));
     r.say("m2", "shorter").await;
     assert_append_only(&r);

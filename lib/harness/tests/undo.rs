@@ -148,10 +148,9 @@ async fn an_undo_is_recorded_and_marks_the_original(w: World) {
         .unwrap();
     assert_eq!(original.len(), 1);
     assert_eq!(original[0].undone_by, Some(undo_ctx.action()));
-    let undo: Vec<ActionHeader> =
-        audit::request_headers(w.table.as_ref(), &u, &undo_ctx.action())
-            .await
-            .unwrap();
+    let undo: Vec<ActionHeader> = audit::request_headers(w.table.as_ref(), &u, &undo_ctx.action())
+        .await
+        .unwrap();
     assert_eq!(undo.len(), 1);
     let undo = undo[0].clone();
     assert_eq!(undo.kind, ActionKind::Undo);
@@ -259,7 +258,11 @@ async fn a_request_of_three_commits_is_undone_whole_then_the_one_before(w: World
         ]
     );
     assert_eq!(s.changes.len(), 3);
-    assert_eq!(s.changes[0].sk, format!("NOTE#{}", a.id), "in the order first touched");
+    assert_eq!(
+        s.changes[0].sk,
+        format!("NOTE#{}", a.id),
+        "in the order first touched"
+    );
     assert_eq!(
         s.sentence(),
         format!(
@@ -292,7 +295,11 @@ async fn a_record_changed_twice_in_a_request_goes_back_to_before_the_first(w: Wo
     notes::delete(&request, &b.id).await.unwrap();
     let s = undo_last(&ctx.next_action()).await.unwrap();
     assert_eq!(s.steps, 4);
-    assert_eq!(s.changes.len(), 1, "B was created and removed within the request");
+    assert_eq!(
+        s.changes.len(),
+        1,
+        "B was created and removed within the request"
+    );
     assert_eq!(s.changes[0].kind, UndoneKind::Updated);
     assert_eq!(s.changes[0].restored.as_ref().unwrap()["title"], "A");
     assert_eq!(s.changes[0].discarded.as_ref().unwrap()["title"], "A3");
@@ -342,7 +349,10 @@ async fn a_change_by_someone_else_between_two_steps_makes_undo_refuse(w: World) 
     // A visitor edits the same record between the request's two changes to it.
     let (_, item) = notes::load(&ctx, &a.id).await.unwrap();
     Audited::new(&w.ctx(&u, Actor::Public))
-        .replace(&item, json!({"id": a.id, "title": "A by a visitor", "body": ""}))
+        .replace(
+            &item,
+            json!({"id": a.id, "title": "A by a visitor", "body": ""}),
+        )
         .commit()
         .await
         .unwrap();
@@ -377,6 +387,25 @@ async fn a_request_too_large_for_one_transaction_is_refused_not_half_undone(w: W
     assert_eq!(w.dump("USER#u1").await, before, "nothing written");
 }
 
+async fn the_largest_commit_can_still_be_undone_by_a_tool_call(w: World) {
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let titles: Vec<String> = (0..steward_harness::limits::AUDITED_CHANGES_MAX)
+        .map(|i| format!("n{i}"))
+        .collect();
+    let (tx, _) = notes::plan_add(&ctx, &titles).unwrap();
+    tx.commit().await.unwrap();
+    // The undo carries an effect item, like a model's tool call: it still fits.
+    let s = undo_last(&ctx.next_action().with_effect(effect("toolu_big_undo")))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.changes.len(),
+        steward_harness::limits::AUDITED_CHANGES_MAX
+    );
+    assert!(notes::list(&ctx).await.unwrap().is_empty());
+}
+
 async fn renaming_the_account_is_undoable(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
@@ -405,4 +434,5 @@ steward_store::backend_tests!(setup = world;
     a_public_action_between_two_steps_is_never_undone,
     a_change_by_someone_else_between_two_steps_makes_undo_refuse,
     a_request_too_large_for_one_transaction_is_refused_not_half_undone,
+    the_largest_commit_can_still_be_undone_by_a_tool_call,
 );

@@ -156,11 +156,7 @@ async fn a_registrants_words_reach_the_model_only_fenced(w: World) {
             "list_attendees",
             json!({"event_id": s.event, "include_answers": true}),
         ),
-        (
-            "tu_2",
-            "set_active_record",
-            json!({"record_id": stranger}),
-        ),
+        ("tu_2", "set_active_record", json!({"record_id": stranger})),
     ])));
     model.push(Ok(reply("Two people are registered.")));
     model.push(Ok(reply("Noted.")));
@@ -206,9 +202,7 @@ async fn a_registrants_words_reach_the_model_only_fenced(w: World) {
     };
     assert!(context.starts_with("<context>"), "{context}");
     assert!(
-        context.contains(&format!(
-            r#""name":{{"untrusted_text":"{INJECTED_NAME}"}}"#
-        )),
+        context.contains(&format!(r#""name":{{"untrusted_text":"{INJECTED_NAME}"}}"#)),
         "{context}"
     );
     assert_eq!(context.matches(INJECTED_NAME).count(), 1);
@@ -218,7 +212,9 @@ async fn a_registrants_words_reach_the_model_only_fenced(w: World) {
     let public = trail.iter().find(|r| r.actor == Actor::Public).unwrap();
     assert_eq!(
         public.commits[0].label.as_deref(),
-        Some(&*format!("Register attendee {stranger} for \"Spring Open\""))
+        Some(&*format!(
+            "Register attendee {stranger} for \"Spring Open\""
+        ))
     );
     for request in &trail {
         for commit in &request.commits {
@@ -305,11 +301,14 @@ async fn one_message_is_one_undo_unit_and_a_public_registration_in_it_stays(w: W
     say(&agent, &u, "m1", "add a hall for 50").await;
     let after_one = draft_records(&w).await;
     assert_eq!(after_one.iter().filter(|k| *k == "ROOM").count(), 1);
-    let program_before = w
-        .ok(&u, "get_event", json!({"event_id": draft}))
-        .await
-        .data;
-    say(&agent, &u, "m2", "add a studio, lightning talks, 30 min lunch").await;
+    let program_before = w.ok(&u, "get_event", json!({"event_id": draft})).await.data;
+    say(
+        &agent,
+        &u,
+        "m2",
+        "add a studio, lightning talks, 30 min lunch",
+    )
+    .await;
     let after_two = draft_records(&w).await;
     assert_eq!(after_two.iter().filter(|k| *k == "ROOM").count(), 2);
     assert_eq!(after_two.iter().filter(|k| *k == "SESSION").count(), 1);
@@ -318,24 +317,24 @@ async fn one_message_is_one_undo_unit_and_a_public_registration_in_it_stays(w: W
         let u = u.clone();
         let event = published.event.clone();
         async move {
-            w.ok(
-                &u,
-                "list_attendees",
-                json!({"event_id": event}),
-            )
-            .await
-            .data
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len()
+            w.ok(&u, "list_attendees", json!({"event_id": event}))
+                .await
+                .data
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .len()
         }
     };
     assert_eq!(registered(&w).await, 2, "Sam and the visitor");
 
     // Requests are listed by when they started: the visitor's began after message 2 did.
     let trail = recent_requests(w.table.as_ref(), &u, 50).await.unwrap();
-    assert_eq!(trail[0].actor, Actor::Public, "the visitor, during message 2");
+    assert_eq!(
+        trail[0].actor,
+        Actor::Public,
+        "the visitor, during message 2"
+    );
     let message_two = &trail[1];
     assert_eq!(message_two.actor, Actor::Agent);
     assert_eq!(message_two.commits.len(), 3, "{trail:?}");
