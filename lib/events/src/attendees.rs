@@ -270,7 +270,13 @@ pub async fn register(
         registered: registered + 1,
     };
     let tx = Audited::new(ctx)
-        .label(format!("Register {} for {}", attendee.name, event.quoted()))
+        // Never the registrant's name: a stranger typed it, and labels reach the Activity page
+        // and undo's answers as if they were the organiser's own words.
+        .label(format!(
+            "Register attendee {} for {}",
+            attendee.id,
+            event.quoted()
+        ))
         .require_unchanged(&event_item)
         .put_new(keys::attendee(ctx, &event.id, &attendee.id), &attendee)
         .put_new(
@@ -316,7 +322,11 @@ pub async fn withdraw(
     new.status = AttendeeStatus::Withdrawn;
     new.withdrawn_ms = Some(ctx.now_millis());
     let mut tx = Audited::new(ctx)
-        .label(format!("Withdraw {} from {}", old.name, event.quoted()))
+        .label(format!(
+            "Withdraw attendee {} from {}",
+            old.id,
+            event.quoted()
+        ))
         .replace(&item, &new);
     if let Some(reservation) = ctx.get(&keys::email(ctx, &event.id, &old.email)).await?
         && reservation

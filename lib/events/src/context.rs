@@ -2,10 +2,13 @@
 //! the user's zone, who they are and on which channel, their events, and the details of the
 //! event the conversation is about. At most [`CONTEXT_CHARS_MAX`] characters: the event list
 //! is cut first (oldest first), then the active event's details.
+//!
+//! Text strangers typed reaches the block only fenced: an active attendee's name is rendered
+//! as `{"untrusted_text": …}` ([`Untrusted`]), never as plain context the model would trust.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use steward_harness::{ChannelName, ContextSource, Ctx, ServiceError, accounts};
+use steward_harness::{ChannelName, ContextSource, Ctx, ServiceError, Untrusted, accounts};
 
 use crate::events::{self, Event};
 use crate::ids::{AttendeeId, EventId, PersonId, RoomId, SessionId};
@@ -25,8 +28,9 @@ pub struct EventsContext;
 /// What the active record is, once resolved.
 struct Active {
     event: EventId,
-    /// For a record inside the event: its kind, id and name.
-    inner: Option<(&'static str, String, String)>,
+    /// For a record inside the event: its kind, id and name (a JSON string, or for an
+    /// attendee, whose name a stranger may have typed, the fenced [`Untrusted`] form).
+    inner: Option<(&'static str, String, Value)>,
 }
 
 /// Finds the event that `id` belongs to among `events` (one read per event for a record
@@ -58,8 +62,12 @@ async fn resolve_active(
             let name = ["name", "title"]
                 .iter()
                 .find_map(|k| item.data.get(*k).and_then(Value::as_str))
-                .unwrap_or_default()
-                .to_owned();
+                .unwrap_or_default();
+            let name = if kind == "attendee" {
+                Untrusted::new(name).to_json()
+            } else {
+                json!(name)
+            };
             return Ok(Some(Active {
                 event: event.id.clone(),
                 inner: Some((kind, id.to_owned(), name)),

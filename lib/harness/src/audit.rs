@@ -20,8 +20,9 @@
 //! * a check that the account profile is unchanged since it was found active (a paused account
 //!   cannot write: [`ServiceError::Forbidden`]; no account: [`ServiceError::NotFound`]);
 //! * each record change with its optimistic version condition;
-//! * the action header `USER#u` / `ACTION#<action>` (actor, kind, label, undone-by);
-//! * one audit row per change `USER#u` / `AUDIT#<action>#<nn>` with the before and after image.
+//! * the commit's header `USER#u` / `ACTION#<action>#<commit>` (actor, kind, label, undone-by);
+//! * one audit row per change `USER#u` / `AUDIT#<action>#<commit>#<nn>` with the before and
+//!   after image.
 //!
 //! When the effect item already exists nothing is written and the stored result is returned,
 //! so the same tool call never acts twice; under concurrency exactly one call wins the
@@ -32,9 +33,11 @@
 //! registry returns that stored result when the model retries the call (a call that committed
 //! with another value, or with `commit()`, gets a plain "already carried out" answer instead).
 //!
-//! One request (one [`Ctx`], one action id) makes at most one audited commit: the action id
-//! names its audit rows and the effect key its result. A second commit with the same `Ctx` is
-//! refused as a bug; a caller that really needs two undo steps uses [`Ctx::next_action`].
+//! **One request, one action, many commits.** The [`Ctx`]'s action id names the request: one
+//! chat message (every tool call of its turn), one web form post, one MCP call. Each audited
+//! commit of the request gets its own commit id under that action id, so a turn that creates an
+//! event and adds three rooms is one action of four commits, and undo reverts it as one unit
+//! ([`crate::undo`]). [`Ctx::next_action`] starts a new request.
 
 use std::collections::HashSet;
 
@@ -47,7 +50,7 @@ use crate::accounts;
 use crate::ctx::{Actor, Ctx};
 use crate::effect::{self, StoredEffect};
 use crate::error::ServiceError;
-use crate::ids::{ActionId, EffectKey, UserId};
+use crate::ids::{ActionId, CommitId, EffectKey, UserId};
 use crate::keys::{self, RecordKey};
 use crate::limits::{AUDITED_CHANGES_MAX, PROFILE_RACE_RETRIES_MAX};
 
@@ -82,11 +85,16 @@ pub enum ActionKind {
     Undo,
 }
 
-/// The header row of one audited action (`USER#u` / `ACTION#<action>`).
+/// The header row of one audited commit (`USER#u` / `ACTION#<action>#<commit>`). A request
+/// (action) has one header per commit it made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionHeader {
-    /// The action's id.
+    /// The request's id, shared by every commit the request made.
     pub action: ActionId,
+    /// This commit's id within the request; `None` only for headers written before requests
+    /// could hold several commits (`ACTION#<action>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitId>,
     /// Who did it.
     pub actor: Actor,
     /// A change or an undo.
@@ -97,18 +105,39 @@ pub struct ActionHeader {
     pub changes: usize,
     /// When it was committed, in epoch milliseconds.
     pub at_ms: i64,
-    /// For an undo: the action it reverted.
+    /// For an undo: the request it reverted.
     pub undoes: Option<ActionId>,
-    /// For a reverted action: the undo that reverted it.
+    /// For a reverted commit: the request whose undo reverted it.
     pub undone_by: Option<ActionId>,
     /// The tool call that made it, when it came from the model.
     pub effect: Option<EffectKey>,
 }
 
-/// One changed record of an action (`USER#u` / `AUDIT#<action>#<nn>`).
+impl ActionHeader {
+    /// This header's sort key under the user's partition.
+    pub fn sk(&self) -> String {
+        match &self.commit {
+            Some(c) => keys::commit_sk(&self.action, c),
+            None => keys::legacy_action_sk(&self.action),
+        }
+    }
+
+    /// The sort-key prefix of this commit's audit rows.
+    pub fn audit_prefix(&self) -> String {
+        keys::commit_audit_prefix(&self.action, self.commit.as_ref())
+    }
+
+    /// Whether undo may revert this commit: a change, not yet undone, by the account's own
+    /// actors.
+    pub fn is_undoable(&self) -> bool {
+        self.kind == ActionKind::Change && self.undone_by.is_none() && self.actor.is_undoable()
+    }
+}
+
+/// One changed record of a commit (`USER#u` / `AUDIT#<action>#<commit>#<nn>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRow {
-    /// The action the change belongs to.
+    /// The request the change belongs to.
     pub action: ActionId,
     /// Who made it.
     pub actor: Actor,
@@ -124,8 +153,147 @@ pub struct AuditRow {
     pub at_ms: i64,
 }
 
-/// The newest `limit` action headers of `user` (changes and undos, by every actor), newest
-/// first: the account's activity trail.
+/// Most action headers read to list recent requests: each request is read whole, and a turn
+/// rarely makes more than a few dozen commits, so this only bounds a pathological history.
+const ACTIVITY_HEADERS_SCAN_MAX: usize = 2_000;
+
+/// The headers of every commit of request `action` of `user`, oldest first, with the stored
+/// items (their versions are needed to mark them undone). At most `max` are read.
+pub async fn request_header_items(
+    table: &dyn Table,
+    user: &UserId,
+    action: &ActionId,
+    max: usize,
+) -> Result<Vec<(ActionHeader, Item)>, ServiceError> {
+    let query = Query::prefix(keys::user_pk(user), keys::action_prefix(action)).limit(max);
+    let items = table.query_all(&query, max).await?;
+    items
+        .into_iter()
+        .map(|item| Ok((item.parse::<ActionHeader>()?, item)))
+        .collect()
+}
+
+/// The headers of every commit of request `action` of `user`, oldest first.
+pub async fn request_headers(
+    table: &dyn Table,
+    user: &UserId,
+    action: &ActionId,
+) -> Result<Vec<ActionHeader>, ServiceError> {
+    Ok(
+        request_header_items(table, user, action, ACTIVITY_HEADERS_SCAN_MAX)
+            .await?
+            .into_iter()
+            .map(|(h, _)| h)
+            .collect(),
+    )
+}
+
+/// The audit rows of one commit, in the order the commit wrote them.
+pub async fn audit_rows(
+    table: &dyn Table,
+    user: &UserId,
+    header: &ActionHeader,
+) -> Result<Vec<AuditRow>, ServiceError> {
+    let query = Query::prefix(keys::user_pk(user), header.audit_prefix());
+    let items = table.query_all(&query, header.changes + 1).await?;
+    if items.len() != header.changes {
+        return Err(ServiceError::internal(format!(
+            "commit {} of action {} has {} audit rows, its header says {}",
+            header.sk(),
+            header.action,
+            items.len(),
+            header.changes
+        )));
+    }
+    items
+        .iter()
+        .map(|i| i.parse::<AuditRow>().map_err(ServiceError::from))
+        .collect()
+}
+
+/// One request as the account holder sees it in their activity: who, when, and each commit it
+/// made (oldest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRecord {
+    /// The request's id.
+    pub action: ActionId,
+    /// Who made it.
+    pub actor: Actor,
+    /// Its commits, oldest first (at least one).
+    pub commits: Vec<ActionHeader>,
+}
+
+impl RequestRecord {
+    /// When its first commit was made, in epoch milliseconds.
+    pub fn at_ms(&self) -> i64 {
+        self.commits.first().map_or(0, |c| c.at_ms)
+    }
+
+    /// How many records it changed, over all its commits.
+    pub fn changes(&self) -> usize {
+        self.commits.iter().map(|c| c.changes).sum()
+    }
+
+    /// Whether it still has a change undo could revert.
+    pub fn has_undoable(&self) -> bool {
+        self.commits.iter().any(ActionHeader::is_undoable)
+    }
+
+    /// Whether every change it made has been undone (and it made at least one).
+    pub fn is_undone(&self) -> bool {
+        let mut changes = self
+            .commits
+            .iter()
+            .filter(|c| c.kind == ActionKind::Change)
+            .peekable();
+        changes.peek().is_some() && changes.all(|c| c.undone_by.is_some())
+    }
+}
+
+/// The newest `limit` requests of `user` (changes and undos, by every actor), newest first,
+/// each with all its commits: the account's activity trail, one entry per request.
+pub async fn recent_requests(
+    table: &dyn Table,
+    user: &UserId,
+    limit: usize,
+) -> Result<Vec<RequestRecord>, ServiceError> {
+    let mut query = Query::prefix(keys::user_pk(user), keys::ACTION_SK_PREFIX)
+        .descending()
+        .limit(100);
+    let mut out: Vec<RequestRecord> = Vec::new();
+    let mut scanned = 0;
+    'pages: loop {
+        let page = table.query(&query).await?;
+        for item in &page.items {
+            scanned += 1;
+            let header = item.parse::<ActionHeader>()?;
+            match out.last_mut() {
+                Some(last) if last.action == header.action => last.commits.insert(0, header),
+                _ => {
+                    if out.len() == limit {
+                        break 'pages;
+                    }
+                    out.push(RequestRecord {
+                        action: header.action,
+                        actor: header.actor,
+                        commits: vec![header],
+                    });
+                }
+            }
+            if scanned >= ACTIVITY_HEADERS_SCAN_MAX {
+                break 'pages;
+            }
+        }
+        match page.next {
+            Some(cursor) => query = query.after(Some(cursor)),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// The newest `limit` commit headers of `user` (changes and undos, by every actor), newest
+/// first: the raw audit trail ([`recent_requests`] groups it by request).
 pub async fn recent_actions(
     table: &dyn Table,
     user: &UserId,
@@ -422,9 +590,11 @@ impl Audited {
         }
 
         let result_value = serde_json::to_value(&result)?;
+        let commit = CommitId::generate(ctx.clock().as_ref());
         for _ in 0..PROFILE_RACE_RETRIES_MAX {
             let profile = accounts::ensure_can_write(table, ctx.user()).await?;
-            let (ops, roles) = self.build_ops(&result_value, touches_profile, profile.version)?;
+            let (ops, roles) =
+                self.build_ops(commit, &result_value, touches_profile, profile.version)?;
             match table.write(ops).await {
                 Ok(()) => return Ok(result),
                 Err(StoreError::ConditionFailed { op_index }) => {
@@ -451,7 +621,7 @@ impl Audited {
                         }
                         Some(Role::Bookkeeping) => {
                             return Err(ServiceError::internal(format!(
-                                "action {} was already committed: one request makes one audited commit (use Ctx::next_action for another)",
+                                "commit {commit} of action {} was already written",
                                 ctx.action()
                             )));
                         }
@@ -491,6 +661,7 @@ impl Audited {
 
     fn build_ops(
         &self,
+        commit: CommitId,
         result: &Value,
         touches_profile: bool,
         profile_version: u64,
@@ -595,6 +766,7 @@ impl Audited {
 
         let header = ActionHeader {
             action,
+            commit: Some(commit),
             actor: ctx.actor(),
             kind: self.kind,
             label: self.label.clone(),
@@ -606,14 +778,14 @@ impl Audited {
         };
         ops.push(WriteOp::put_if_absent(Item::from_value(
             &user_pk,
-            keys::action_sk(&action),
+            header.sk(),
             &header,
         )?));
         roles.push(Role::Bookkeeping);
         for (n, row) in rows.iter().enumerate() {
             ops.push(WriteOp::put_if_absent(Item::from_value(
                 &user_pk,
-                keys::audit_sk(&action, n),
+                keys::commit_audit_sk(&action, Some(&commit), n),
                 row,
             )?));
             roles.push(Role::Bookkeeping);

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use steward_store::{Item, StoreError, Table, WriteOp};
 
-use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, UserId};
+use crate::ids::{ActionId, ChannelIdentity, ChannelName, ConversationKey, UserId};
 use crate::keys;
 use crate::limits::INBOX_TTL_SECS;
 
@@ -98,6 +98,10 @@ pub struct InboxRecord {
     /// When the message was claimed (epoch ms).
     #[serde(default)]
     pub received_ms: i64,
+    /// The turn's request id, minted in the claim: every change the turn makes is audited under
+    /// it (one undo unit), and a resumed turn keeps it. `None` only in records written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionId>,
 }
 
 /// What a claim found.
@@ -117,6 +121,8 @@ pub enum Claim {
         capped: bool,
         /// The conversation as of the claim.
         conversation: Conversation,
+        /// The turn's request id: the action id of every change it makes.
+        action: ActionId,
     },
 }
 
@@ -226,6 +232,9 @@ pub async fn claim(
                     resumed: true,
                     capped: inbox.capped,
                     conversation: conv,
+                    action: inbox
+                        .action
+                        .unwrap_or_else(|| ActionId::generate_at(inbox.received_ms)),
                 }
             });
         }
@@ -242,11 +251,13 @@ pub async fn claim(
         }
         meta.hour_count = meta.hour_count.saturating_add(1);
         let capped = meta.hour_count > messages_per_hour;
+        let action = ActionId::generate_at(now_ms);
         let inbox = InboxRecord {
             turn: meta.turns,
             done: false,
             capped,
             received_ms: now_ms,
+            action: Some(action),
         };
         let inbox_item = Item::from_value(&pk, &inbox_sk, &inbox)
             .map_err(|e| StoreError::Backend(e.to_string()))?
@@ -263,6 +274,7 @@ pub async fn claim(
                         meta,
                         version: conv.version + 1,
                     },
+                    action,
                 });
             }
             // Someone claimed the message, or changed the conversation, in between: look again.

@@ -51,6 +51,10 @@ impl std::fmt::Display for Actor {
 /// authentication only, never from model output or tool arguments), the actor, the action id
 /// that groups this request's audit rows, the optional effect key of a model tool call, and the
 /// clock and table. Cheap to clone.
+///
+/// One `Ctx` (one action id) is one request and one undo unit: a chat message with every tool
+/// call of its turn, a web form post, an MCP call. Every audited commit made with it (or with a
+/// clone carrying another effect key) belongs to that request, and undo reverts them together.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     user: UserId,
@@ -63,10 +67,23 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// A context for `user` acting as `actor`, with a fresh action id and no effect key.
-    /// `user` must come from authentication.
+    /// A context for a new request of `user` acting as `actor`: a fresh action id and no
+    /// effect key. `user` must come from authentication.
     pub fn new(table: Arc<dyn Table>, clock: Arc<dyn Clock>, user: UserId, actor: Actor) -> Self {
         let action = ActionId::generate(clock.as_ref());
+        Self::for_request(table, clock, user, actor, action)
+    }
+
+    /// A context for request `action` of `user` acting as `actor`, with no effect key: used
+    /// when the request's id was minted earlier and must survive a crash (a chat turn takes its
+    /// action id from the claim of its message, so a resumed turn keeps it).
+    pub fn for_request(
+        table: Arc<dyn Table>,
+        clock: Arc<dyn Clock>,
+        user: UserId,
+        actor: Actor,
+        action: ActionId,
+    ) -> Self {
         Self {
             user,
             actor,
@@ -98,8 +115,7 @@ impl Ctx {
     }
 
     /// A context for the next request of the same caller: same user, actor, clock and table,
-    /// a fresh action id and no effect key. Each tool call of a turn gets its own, so undo
-    /// reverts one call at a time.
+    /// a fresh action id and no effect key — a separate undo unit.
     pub fn next_action(&self) -> Self {
         Self {
             user: self.user.clone(),
@@ -122,7 +138,7 @@ impl Ctx {
         self.actor
     }
 
-    /// The id grouping every audit row of this request.
+    /// The id grouping every audit row of this request (all its commits).
     pub fn action(&self) -> ActionId {
         self.action
     }

@@ -115,8 +115,13 @@ macro_rules! string_id {
 /// Monotonic ULIDs for this process: a new id is never smaller than the previous one, even
 /// within one millisecond or when a test clock stands still, so "newest sorts last" holds.
 fn next_ulid(clock: &dyn Clock) -> Ulid {
+    next_ulid_at(clock.now_millis())
+}
+
+/// [`next_ulid`] at `now_ms` (epoch milliseconds).
+fn next_ulid_at(now_ms: i64) -> Ulid {
     static LAST: Mutex<Option<Ulid>> = Mutex::new(None);
-    let millis = u64::try_from(clock.now_millis()).unwrap_or(0);
+    let millis = u64::try_from(now_ms).unwrap_or(0);
     let fresh = Ulid::from_parts(millis, rand::random::<u128>());
     // A poisoned lock only means another thread panicked mid-update; the value is still a Ulid.
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
@@ -156,8 +161,9 @@ impl UserId {
 }
 string_id!(UserId);
 
-/// Groups every audit row written by one request (one tool call, one web form post). A ULID:
-/// ids made later sort later, so the newest action of a user is the last one by sort key.
+/// Groups every audit row written by one request — one chat message (all the tool calls of its
+/// turn), one web form post, one MCP call — so undo reverts the request as a whole. A ULID: ids
+/// made later sort later, so the newest request of a user is the last one by sort key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ActionId(Ulid);
 
@@ -166,6 +172,12 @@ impl ActionId {
     /// this process.
     pub fn generate(clock: &dyn Clock) -> Self {
         Self(next_ulid(clock))
+    }
+
+    /// A fresh action id at `now_ms` (epoch milliseconds), for code that has the time but no
+    /// clock (the claim that starts a turn).
+    pub fn generate_at(now_ms: i64) -> Self {
+        Self(next_ulid_at(now_ms))
     }
 
     /// Parses the 26-character ULID text form.
@@ -201,6 +213,45 @@ impl Serialize for ActionId {
 }
 
 impl<'de> Deserialize<'de> for ActionId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One audited commit within a request (an action): a ULID, so the commits of one request sort
+/// in the order they were made. A request that makes several changes (a chat message with
+/// three tool calls) has one [`ActionId`] and one commit id per change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommitId(Ulid);
+
+impl CommitId {
+    /// A fresh commit id; never smaller than one made before it in this process.
+    pub fn generate(clock: &dyn Clock) -> Self {
+        Self(next_ulid(clock))
+    }
+
+    /// Parses the 26-character ULID text form.
+    pub fn parse(text: &str) -> Result<Self, IdError> {
+        Ulid::from_string(text)
+            .map(Self)
+            .map_err(|e| IdError::new("commit id", e.to_string()))
+    }
+}
+
+impl fmt::Display for CommitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl Serialize for CommitId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for CommitId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         Self::parse(&text).map_err(serde::de::Error::custom)

@@ -3,8 +3,8 @@
 //! | pk | sk | what |
 //! |---|---|---|
 //! | `USER#u` | `PROFILE` | the account |
-//! | `USER#u` | `ACTION#<action>` | one audited action: actor, kind, undone-by |
-//! | `USER#u` | `AUDIT#<action>#<nn>` | one changed record of that action: before and after image |
+//! | `USER#u` | `ACTION#<action>#<commit>` | one audited commit of a request: actor, kind, label, undone-by |
+//! | `USER#u` | `AUDIT#<action>#<commit>#<nn>` | one changed record of that commit: before and after image |
 //! | `USER#u` | `IDENT#<channel>#<external>` | index of the user's channel identities |
 //! | `USER#u` | `LINKCODE` | the user's one active linking code |
 //! | `USER#u` | `TOKEN#<token id>` | index of the user's MCP tokens |
@@ -22,7 +22,9 @@
 //! user's record. The few domain rows that must be global (a unique public slug) are made with
 //! [`index_key`], which cannot name a harness partition.
 
-use crate::ids::{ActionId, ChannelIdentity, ConversationKey, TokenId, ToolUseId, UserId};
+use crate::ids::{
+    ActionId, ChannelIdentity, CommitId, ConversationKey, TokenId, ToolUseId, UserId,
+};
 use crate::linking::LinkCode;
 
 /// Partition of everything a user owns.
@@ -36,22 +38,40 @@ pub const PROFILE_SK: &str = "PROFILE";
 /// Sort-key prefix of action headers under [`user_pk`].
 pub const ACTION_SK_PREFIX: &str = "ACTION#";
 
-/// Sort key of the header of one audited action.
-pub fn action_sk(action: &ActionId) -> String {
+/// Prefix of the headers of every commit of one request (action): `ACTION#<action>`. It also
+/// matches the single header of an action written before requests could hold several commits.
+pub fn action_prefix(action: &ActionId) -> String {
+    format!("{ACTION_SK_PREFIX}{action}")
+}
+
+/// Sort key of the header of one commit of a request: `ACTION#<action>#<commit>`. The commits
+/// of a request sort together, in the order they were made.
+pub fn commit_sk(action: &ActionId, commit: &CommitId) -> String {
+    format!("{ACTION_SK_PREFIX}{action}#{commit}")
+}
+
+/// Sort key of an action header written before requests could hold several commits
+/// (`ACTION#<action>`, no commit part); such headers are still read.
+pub fn legacy_action_sk(action: &ActionId) -> String {
     format!("{ACTION_SK_PREFIX}{action}")
 }
 
 /// Sort-key prefix of all audit rows under [`user_pk`].
 pub const AUDIT_SK_PREFIX: &str = "AUDIT#";
 
-/// Sort-key prefix of the audit rows of one action.
-pub fn audit_sk_prefix(action: &ActionId) -> String {
-    format!("{AUDIT_SK_PREFIX}{action}#")
+/// Sort-key prefix of the audit rows of one commit: `AUDIT#<action>#<commit>#`, or for a
+/// header without a commit part (written before), `AUDIT#<action>#`.
+pub fn commit_audit_prefix(action: &ActionId, commit: Option<&CommitId>) -> String {
+    match commit {
+        Some(c) => format!("{AUDIT_SK_PREFIX}{action}#{c}#"),
+        None => format!("{AUDIT_SK_PREFIX}{action}#"),
+    }
 }
 
-/// Sort key of audit row `n` (0-based) of one action; two digits keep rows in order.
-pub fn audit_sk(action: &ActionId, n: usize) -> String {
-    format!("{AUDIT_SK_PREFIX}{action}#{n:02}")
+/// Sort key of audit row `n` (0-based) of one commit; two digits keep rows in order (a commit
+/// holds at most [`crate::limits::AUDITED_CHANGES_MAX`] rows).
+pub fn commit_audit_sk(action: &ActionId, commit: Option<&CommitId>, n: usize) -> String {
+    format!("{}{n:02}", commit_audit_prefix(action, commit))
 }
 
 /// Partition of a verified channel identity.
@@ -138,6 +158,11 @@ pub fn inbox_sk(provider_message_id: &str) -> String {
 /// Prefix of every model-transcript row of `segment`, in order.
 pub fn model_segment_prefix(segment: u32) -> String {
     format!("MODEL#{segment:06}#")
+}
+
+/// Prefix of the model-transcript rows of one turn of `segment`, in order.
+pub fn model_turn_prefix(segment: u32, turn: u64) -> String {
+    format!("MODEL#{segment:06}#{turn:010}#")
 }
 
 /// Sort key of one model-transcript row: (segment, turn, step) fixes its place, so writing it
@@ -286,9 +311,30 @@ mod tests {
         let t = ToolUseId::parse("toolu_9").unwrap();
         assert_eq!(effect_sk(&t), "EFFECT#toolu_9");
         let action = ActionId::parse("01HZX3M5Q8V6T2N4K7J9R1B0CD").unwrap();
-        assert_eq!(audit_sk(&action, 3), "AUDIT#01HZX3M5Q8V6T2N4K7J9R1B0CD#03");
-        assert!(audit_sk(&action, 3).starts_with(&audit_sk_prefix(&action)));
-        assert_eq!(action_sk(&action), "ACTION#01HZX3M5Q8V6T2N4K7J9R1B0CD");
+        let commit = CommitId::parse("01HZX3M5Q8V6T2N4K7J9R1B0CE").unwrap();
+        assert_eq!(
+            commit_audit_sk(&action, Some(&commit), 3),
+            "AUDIT#01HZX3M5Q8V6T2N4K7J9R1B0CD#01HZX3M5Q8V6T2N4K7J9R1B0CE#03"
+        );
+        assert!(
+            commit_audit_sk(&action, Some(&commit), 3)
+                .starts_with(&commit_audit_prefix(&action, Some(&commit)))
+        );
+        assert_eq!(
+            commit_audit_sk(&action, None, 3),
+            "AUDIT#01HZX3M5Q8V6T2N4K7J9R1B0CD#03",
+            "the layout of headers written before commits had ids"
+        );
+        assert_eq!(
+            commit_sk(&action, &commit),
+            "ACTION#01HZX3M5Q8V6T2N4K7J9R1B0CD#01HZX3M5Q8V6T2N4K7J9R1B0CE"
+        );
+        assert!(commit_sk(&action, &commit).starts_with(&action_prefix(&action)));
+        assert_eq!(
+            legacy_action_sk(&action),
+            "ACTION#01HZX3M5Q8V6T2N4K7J9R1B0CD"
+        );
+        assert!(legacy_action_sk(&action).starts_with(&action_prefix(&action)));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! * [`error`]: [`ServiceError`], expected failures with readable messages.
 //! * [`audit`]: [`Audited`], the one audited transaction every mutation uses.
 //! * [`effect`]: stored results of tool calls, so a call never acts twice.
-//! * [`undo`]: revert the newest undoable action, last in first out.
+//! * [`undo`]: revert the newest undoable request as a whole, last in first out.
 //! * [`accounts`], [`identity`], [`linking`], [`tokens`]: profiles, channel identities,
 //!   one-time linking codes, MCP access tokens.
 //! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`].
@@ -23,6 +23,7 @@
 //!   [`ChannelOutbox`], a turn's replies over a channel sender.
 //! * [`display_text`]: invisible formatting characters refused in text others see;
 //!   [`link_attempts`]: wrong linking codes counted per sender and overall.
+//! * [`untrusted`]: [`Untrusted`], text strangers typed, fenced and escaped for the model.
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
@@ -53,6 +54,7 @@ pub mod tool;
 pub mod transcript;
 pub mod turn;
 pub mod undo;
+pub mod untrusted;
 pub mod usage;
 
 pub use accounts::{AccountStatus, Profile, TimeZoneName};
@@ -61,8 +63,8 @@ pub use ctx::{Actor, Ctx};
 pub use domain::{ContextSource, NoRisk, RiskPolicy};
 pub use error::ServiceError;
 pub use ids::{
-    ActionId, ChannelIdentity, ChannelName, ConversationKey, EffectKey, ExternalId, TokenId,
-    ToolUseId, UserId,
+    ActionId, ChannelIdentity, ChannelName, CommitId, ConversationKey, EffectKey, ExternalId,
+    TokenId, ToolUseId, UserId,
 };
 pub use inbound::{InboundOutcome, Links, handle_inbound};
 pub use keys::RecordKey;
@@ -77,3 +79,4 @@ pub use turn::{
     Agent, Domain, ModelSettings, Outbox, TurnError, TurnInput, TurnLimits, TurnOutcome,
 };
 pub use undo::{UndoSummary, prepare_undo, undo_last};
+pub use untrusted::Untrusted;

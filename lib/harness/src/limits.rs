@@ -17,6 +17,12 @@ pub const AUDITED_FIXED_OPS: usize = 4;
 /// record and its audit row) and DynamoDB allows [`TRANSACTION_OPS_MAX`] per transaction.
 pub const AUDITED_CHANGES_MAX: usize = (TRANSACTION_OPS_MAX - AUDITED_FIXED_OPS) / 2;
 
+/// Longest text a stranger typed that reaches the model in one piece, in characters of the
+/// original ([`crate::Untrusted`]). Names and e-mail addresses are far shorter; a free-text
+/// answer may be up to 2,000 characters, but the model needs its gist, not an essay, and a cap
+/// bounds what one registration can inject into every later request. The web app shows it whole.
+pub const UNTRUSTED_TEXT_CHARS_MAX: usize = 1_000;
+
 /// How long the stored result of a tool call that changed data is kept, in seconds (8 days).
 /// A retried call can only arrive while its inbound message can still be redelivered: Meta
 /// retries a webhook for up to 7 days, and the inbox record that dedupes it lives 8 days.

@@ -14,6 +14,10 @@ pub const SILENT_FALLBACK: &str = "Got it 👍";
 /// Appended where a reply was cut to fit the channel.
 pub const CUT_MARKER: &str = "…";
 
+/// The tag of the block that records, in the model's transcript, what the person was shown
+/// when it differs from what the model wrote (see [`shown_note`]).
+pub const SHOWN_TAG: &str = "shown_to_person";
+
 /// A channel-neutral reply, ready for the channel layer to render.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ShapedReply {
@@ -67,6 +71,36 @@ pub fn shape_reply(raw: &str, profile: &ChannelProfile, reaction_delivered: bool
         text: Some(text),
         buttons: limit_buttons(&titles, profile),
     }
+}
+
+/// What the person was shown, as a note for the model's transcript, when shaping changed the
+/// model's reply `raw` on its way to them: a fallback line for an empty or silent-but-unanswered
+/// reply, a reply cut to fit the channel, buttons dropped or shortened. `None` when they saw
+/// exactly what the model wrote (markers aside), or nothing at all because a reaction answered.
+///
+/// The note is a `<shown_to_person>` block holding the text sent, then the buttons shown in the
+/// model's own marker syntax.
+pub fn shown_note(raw: &str, shown: &ShapedReply) -> Option<String> {
+    let text = shown.text.as_deref()?;
+    let (without_buttons, titles) = take_buttons(raw);
+    let (intended, _) = take_silent(&without_buttons);
+    let wanted: Vec<&str> = titles
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if intended.trim() == text && wanted == shown.buttons {
+        return None;
+    }
+    let mut note = format!("<{SHOWN_TAG}>\n{text}");
+    if !shown.buttons.is_empty() {
+        note.push_str(&format!(
+            "\n<buttons>{}</buttons>",
+            shown.buttons.join(" | ")
+        ));
+    }
+    note.push_str(&format!("\n</{SHOWN_TAG}>"));
+    Some(note)
 }
 
 /// Removes every `<buttons>…</buttons>` block (an unclosed one runs to the end) and returns
@@ -231,6 +265,47 @@ mod tests {
                 text: Some(EMPTY_REPLY_FALLBACK.into()),
                 buttons: vec!["Ok".into()]
             }
+        );
+    }
+
+    #[test]
+    fn a_reply_shown_as_written_needs_no_note() {
+        for (raw, reacted) in [
+            ("Done. <buttons>Ok | Undo</buttons>", false),
+            ("Anytime! <silent/>", false),
+            ("<silent/>", true),
+        ] {
+            let shown = shape_reply(raw, &WA, reacted);
+            assert_eq!(shown_note(raw, &shown), None, "{raw}");
+        }
+    }
+
+    #[test]
+    fn fallbacks_cuts_and_dropped_buttons_are_noted_as_shown() {
+        let shown = shape_reply("", &WA, false);
+        assert_eq!(
+            shown_note("", &shown).as_deref(),
+            Some("<shown_to_person>\nAll set.\n</shown_to_person>")
+        );
+        let shown = shape_reply("<silent/>", &WEB, true);
+        assert_eq!(
+            shown_note("<silent/>", &shown).as_deref(),
+            Some("<shown_to_person>\nGot it 👍\n</shown_to_person>")
+        );
+        let raw = "Pick <buttons>A | B | C | D</buttons>";
+        let note = shown_note(raw, &shape_reply(raw, &WA, false)).unwrap();
+        assert_eq!(
+            note,
+            "<shown_to_person>\nPick\n<buttons>A | B | C</buttons>\n</shown_to_person>"
+        );
+        let long = "word ".repeat(10_000);
+        let shown = shape_reply(&long, &WA, false);
+        let note = shown_note(&long, &shown).unwrap();
+        assert!(note.contains(&format!("{CUT_MARKER}\n</shown_to_person>")));
+        assert_eq!(
+            note.chars().count(),
+            shown.text.unwrap().chars().count()
+                + "<shown_to_person>\n\n</shown_to_person>".chars().count()
         );
     }
 

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use steward_llm::{ContentBlock, Message, Role};
 use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
 
-use crate::ids::ConversationKey;
+use crate::conversation;
+use crate::ids::{ChannelName, ConversationKey};
 use crate::keys;
+use crate::shaping::{self, ShapedReply};
 
 /// Most rows of one segment loaded for a request: compaction keeps segments far smaller; this
 /// only bounds the work if it ever fails for a long time.
@@ -37,6 +39,10 @@ pub enum RowSource {
     Harness,
     /// Notes the model wrote about an earlier segment (compaction).
     Notes,
+    /// What the person was shown when reply shaping changed the model's reply (a fallback
+    /// line, a cut, dropped buttons): the last row of its turn, so the model remembers what the
+    /// person actually saw.
+    Shown,
 }
 
 /// One stored model-transcript row.
@@ -205,6 +211,57 @@ fn block_chars(block: &ContentBlock) -> usize {
         ContentBlock::Image(_) => 0,
         ContentBlock::Unknown(v) => v.to_string().chars().count(),
     }
+}
+
+/// Records in the model transcript what the person was shown for turn `turn`, when shaping
+/// changed the model's reply `raw` into `shown` ([`shaping::shown_note`]).
+///
+/// The note is appended as an assistant row after the turn's last row, so history stays
+/// append-only: the model's own row is kept verbatim (its reasoning signatures too), the merged
+/// assistant message keeps roles alternating, no tool call is left unpaired, and every earlier
+/// request remains a byte-for-byte prefix of the next. A turn without model rows (a guarded
+/// reply the model never saw) gets none, and a turn whose note is already stored (a resumed
+/// turn) is left as it is, so it is written at most once.
+pub async fn record_shown(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    channel: &ChannelName,
+    turn: u64,
+    raw: &str,
+    shown: &ShapedReply,
+) -> Result<(), StoreError> {
+    let Some(note) = shaping::shown_note(raw, shown) else {
+        return Ok(());
+    };
+    // The turn's rows are in the segment current now: compaction only runs before a turn's
+    // user row is written.
+    let segment = conversation::load(table, conversation, channel)
+        .await?
+        .meta
+        .segment;
+    let items = table
+        .query_all(
+            &Query::prefix(
+                keys::conversation_pk(conversation),
+                keys::model_turn_prefix(segment, turn),
+            ),
+            SEGMENT_ROWS_MAX,
+        )
+        .await?;
+    let Some(last) = items.last() else {
+        return Ok(());
+    };
+    let last = placed(last)?;
+    if last.row.source == RowSource::Shown {
+        return Ok(());
+    }
+    let row = ModelRow {
+        message: Message::assistant(vec![ContentBlock::text(note)]),
+        source: RowSource::Shown,
+        stop_reason: None,
+    };
+    append(table, conversation, segment, turn, last.step + 1, row).await?;
+    Ok(())
 }
 
 /// A user message block: the fresh context, then the person's own words, each tagged.

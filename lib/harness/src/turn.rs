@@ -27,7 +27,7 @@ use tracing::Instrument;
 use crate::chat_tools::{self, ChatToolCall};
 use crate::conversation::{self, Claim, Conversation};
 use crate::gate::{self, GateDecision};
-use crate::ids::{ChannelName, ConversationKey, EffectKey, ToolUseId, UserId};
+use crate::ids::{ActionId, ChannelName, ConversationKey, EffectKey, ToolUseId, UserId};
 use crate::limits::{
     COMPACTION_CHARS_DEFAULT, MESSAGES_PER_HOUR_MAX, MODEL_CALLS_PER_TURN_MAX, TOOL_ROUND_BYTES_MAX,
 };
@@ -267,13 +267,14 @@ impl Agent {
             resumed,
             capped,
             conversation,
+            action,
         } = claim
         else {
             tracing::info!(conversation = %input.conversation, message = %input.message_id, "duplicate message dropped");
             return Ok(TurnOutcome::Duplicate);
         };
         let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
-        self.run(input, outbox, turn, capped, conversation)
+        self.run(input, outbox, turn, capped, conversation, action)
             .instrument(span)
             .await
     }
@@ -285,6 +286,7 @@ impl Agent {
         turn: u64,
         capped: bool,
         conv: Conversation,
+        action: ActionId,
     ) -> Result<TurnOutcome, TurnError> {
         let table = self.table.as_ref();
         let key = &input.conversation;
@@ -311,11 +313,15 @@ impl Agent {
                 buttons: seen.buttons,
             },
             None => {
-                let draft = self.decide(input, outbox, turn, capped, conv).await?;
+                let draft = self
+                    .decide(input, outbox, turn, capped, conv, action)
+                    .await?;
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
                     .await?
                     .is_some();
                 let shaped = shape_reply(&draft.text, &outbox.profile(), reacted);
+                transcript::record_shown(table, key, &input.channel, turn, &draft.text, &shaped)
+                    .await?;
                 let stored = transcript::put_seen(
                     table,
                     key,
@@ -356,6 +362,7 @@ impl Agent {
         turn: u64,
         capped: bool,
         conv: Conversation,
+        action: ActionId,
     ) -> Result<Draft, TurnError> {
         if capped {
             tracing::warn!("hourly message cap reached; answered without the model");
@@ -387,6 +394,7 @@ impl Agent {
             outbox,
             turn,
             conv,
+            action,
             history: Vec::new(),
             this_turn: Vec::new(),
         };
@@ -511,6 +519,8 @@ struct ModelRun<'a> {
     outbox: &'a dyn Outbox,
     turn: u64,
     conv: Conversation,
+    /// The turn's request id: every tool call of the turn is one undo unit.
+    action: ActionId,
     /// Rows sent to the model so far, in order.
     history: Vec<PlacedRow>,
     /// Rows of this turn after the user row, from an earlier attempt, by step.
@@ -586,11 +596,12 @@ impl ModelRun<'_> {
     }
 
     fn ctx(&self) -> Ctx {
-        Ctx::new(
+        Ctx::for_request(
             Arc::clone(self.agent.table()),
             Arc::clone(self.agent.clock()),
             self.input.user.clone(),
             Actor::Agent,
+            self.action,
         )
     }
 

@@ -1,23 +1,34 @@
-//! Undo: revert the newest action of this user that is not yet undone, last in first out.
+//! Undo: revert the newest request of this user that still has undoable changes, as a whole,
+//! last in first out.
 //!
 //! Rules:
-//! * Only actions of kind change by the account's own actors (user, agent, MCP) are on the
-//!   stack. Public actions (a visitor registering) are skipped, never reverted.
-//! * An undo is itself an audited action (kind undo) and is never undone: the next undo reverts
-//!   the action before the one just undone, so undo, undo walks back through history. Redo is
+//! * The unit is the request ([`crate::Ctx`]'s action id): one chat message with every tool
+//!   call of its turn, one web form post, one MCP call. "Undo" after "create the event and add
+//!   three rooms" removes the rooms and the event together.
+//! * Only commits of kind change by the account's own actors (user, agent, MCP) are on the
+//!   stack. Public requests (a visitor registering) are skipped, never reverted, even when they
+//!   happened between two commits of the request being undone.
+//! * An undo is itself an audited commit (kind undo) and is never undone: the next undo reverts
+//!   the request before the one just undone, so undo, undo walks back through history. Redo is
 //!   not offered.
-//! * All rows of the action revert together in ONE transaction, with the undo's own audit rows
-//!   and the original action marked undone.
-//! * If any record is no longer exactly as the action left it (edited later, by anyone), undo
-//!   refuses with [`ServiceError::CannotUndo`] and changes nothing, rather than overwrite.
+//! * Everything the request did reverts in ONE transaction, with the undo's own audit rows and
+//!   every reverted commit marked undone. A record the request touched several times is put
+//!   back as it was before the request's first change to it.
+//! * If any record is no longer exactly as the request left it (edited later, by anyone), or
+//!   someone else changed it between two of the request's own changes, undo refuses with
+//!   [`ServiceError::CannotUndo`] and changes nothing, rather than overwrite.
+//! * A request too large to revert in one transaction (DynamoDB's 100 operations) is refused
+//!   with a sentence saying so: undo never reverts part of a request.
 //! * Restored records get a new, higher version (versions never go back), so a stale reader
 //!   of either state still fails its version check.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use steward_store::{Item, Query, WriteOp};
+use steward_store::{Item, Query, TRANSACTION_OPS_MAX, WriteOp};
 
-use crate::audit::{ActionHeader, ActionKind, AuditRow, Audited};
+use crate::audit::{self, ActionHeader, AuditRow, Audited};
 use crate::ctx::{Actor, Ctx};
 use crate::effect;
 use crate::error::ServiceError;
@@ -25,15 +36,15 @@ use crate::ids::ActionId;
 use crate::keys::{self, RecordKey};
 use crate::limits::UNDO_SCAN_ACTIONS_MAX;
 
-/// What the undone action had done to one record, and so what undo did about it.
+/// What the undone request had done to one record, and so what undo did about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum UndoneKind {
-    /// The action created the record; undo removed it.
+    /// The request created the record; undo removed it.
     Created,
-    /// The action changed the record; undo put the earlier version back.
+    /// The request changed the record; undo put the earlier version back.
     Updated,
-    /// The action deleted the record; undo recreated it.
+    /// The request deleted the record; undo recreated it.
     Deleted,
 }
 
@@ -44,38 +55,49 @@ pub struct UndoneChange {
     pub pk: String,
     /// The record's sort key (the domain maps it to a name).
     pub sk: String,
-    /// What the undone action had done.
+    /// What the undone request had done.
     pub kind: UndoneKind,
     /// The record's data now, after the undo (`None` when undo removed it).
     pub restored: Option<Value>,
-    /// The data the undone action had written (`None` when it had deleted the record).
+    /// The data the undone request had left (`None` when it had deleted the record).
     pub discarded: Option<Value>,
 }
 
 /// What an undo reverted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UndoSummary {
-    /// The action that was reverted.
+    /// The request that was reverted.
     pub undone: ActionId,
-    /// The undo's own action id.
+    /// The undo's own request id.
     pub undo_action: ActionId,
-    /// Who had made the reverted action.
+    /// Who had made the reverted request.
     pub actor: Actor,
-    /// Its label, when the service gave one ("Add room Aula").
+    /// What the request did, in a few words: its one label, or its commits' labels joined
+    /// with "; " (`None` when no commit had a label).
     pub label: Option<String>,
-    /// When it had been committed, in epoch milliseconds.
+    /// The labels of the reverted commits, oldest first.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// How many commits (steps) of the request were reverted.
+    #[serde(default)]
+    pub steps: usize,
+    /// When its first reverted commit had been made, in epoch milliseconds.
     pub at_ms: i64,
-    /// Every record it touched, in the order it touched them.
+    /// Every record it touched, in the order it first touched them.
     pub changes: Vec<UndoneChange>,
 }
 
 impl UndoSummary {
-    /// One sentence for a person or model: "Undid \"Add room Aula\" (2 records)."
+    /// One sentence for a person or model: "Undid \"Add room Aula\" (2 records)." or, for a
+    /// request of several steps, "Undid \"Create event\", \"Add room A\" and \"Add room B\"
+    /// (3 records)."
     pub fn sentence(&self) -> String {
-        let what = self
-            .label
-            .as_deref()
-            .map_or_else(|| "the last change".to_owned(), |l| format!("\"{l}\""));
+        let quoted: Vec<String> = self.labels.iter().map(|l| format!("\"{l}\"")).collect();
+        let what = match quoted.as_slice() {
+            [] => "the last change".to_owned(),
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
         let n = self.changes.len();
         let records = if n == 1 { "record" } else { "records" };
         format!("Undid {what} ({n} {records}).")
@@ -113,7 +135,7 @@ impl PreparedUndo {
     }
 }
 
-/// Reverts the caller's newest undoable action and returns what was reverted. When `ctx`
+/// Reverts the caller's newest undoable request and returns what was reverted. When `ctx`
 /// carries an effect key that already committed, returns the stored summary instead.
 pub async fn undo_last(ctx: &Ctx) -> Result<UndoSummary, ServiceError> {
     if let Some(key) = ctx.effect()
@@ -124,130 +146,215 @@ pub async fn undo_last(ctx: &Ctx) -> Result<UndoSummary, ServiceError> {
     prepare_undo(ctx).await?.commit().await
 }
 
-/// Finds the caller's newest undoable action and checks that every record it touched is still
+/// One record's changes within the request being undone, in the order they were made.
+struct RecordTrail {
+    pk: String,
+    sk: String,
+    rows: Vec<AuditRow>,
+}
+
+/// Finds the caller's newest undoable request and checks that every record it touched is still
 /// exactly as it left it. Nothing is written until [`PreparedUndo::commit`].
 pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
-    let (header, header_item) =
-        newest_undoable(ctx)
-            .await?
-            .ok_or_else(|| ServiceError::CannotUndo {
-                reason: "there is nothing to undo".to_owned(),
-            })?;
+    let target = newest_undoable(ctx)
+        .await?
+        .ok_or_else(|| ServiceError::CannotUndo {
+            reason: "there is nothing to undo".to_owned(),
+        })?;
     let table = ctx.table().as_ref();
-    let rows_query = Query::prefix(ctx.user_pk(), keys::audit_sk_prefix(&header.action));
-    let row_items = table.query_all(&rows_query, header.changes + 1).await?;
-    if row_items.len() != header.changes {
+    // More commits than marks fit in one transaction can never be undone; read one more to
+    // tell "exactly at the limit" from "over it".
+    let commits: Vec<(ActionHeader, Item)> =
+        audit::request_header_items(table, ctx.user(), &target, TRANSACTION_OPS_MAX + 1)
+            .await?
+            .into_iter()
+            .filter(|(h, _)| h.is_undoable())
+            .collect();
+    let Some((first, _)) = commits.first() else {
         return Err(ServiceError::internal(format!(
-            "action {} has {} audit rows, its header says {}",
-            header.action,
-            row_items.len(),
-            header.changes
+            "request {target} was chosen for undo but has no undoable commit"
         )));
-    }
-
-    let what = header
-        .label
+    };
+    let actor = first.actor;
+    let at_ms = first.at_ms;
+    let labels: Vec<String> = commits
+        .iter()
+        .filter_map(|(h, _)| h.label.clone())
+        .collect();
+    let label = (!labels.is_empty()).then(|| labels.join("; "));
+    let what = label
         .as_deref()
         .map_or_else(|| "the last change".to_owned(), |l| format!("\"{l}\""));
+
+    // Every record the request touched, with its changes in order.
+    let mut trails: Vec<RecordTrail> = Vec::new();
+    let mut by_key: HashMap<(String, String), usize> = HashMap::new();
+    let mut rows_total = 0;
+    for (header, _) in &commits {
+        for row in audit::audit_rows(table, ctx.user(), header).await? {
+            rows_total += 1;
+            if row.before.is_none() && row.after.is_none() {
+                return Err(ServiceError::internal(format!(
+                    "an audit row of {} ({}) has neither a before nor an after image",
+                    header.sk(),
+                    row.sk
+                )));
+            }
+            let key = (row.pk.clone(), row.sk.clone());
+            let i = *by_key.entry(key).or_insert_with(|| {
+                trails.push(RecordTrail {
+                    pk: row.pk.clone(),
+                    sk: row.sk.clone(),
+                    rows: Vec::new(),
+                });
+                trails.len() - 1
+            });
+            trails[i].rows.push(row);
+        }
+    }
+
     let mut tx = Audited::new(ctx)
         .allow_harness_keys()
-        .marks_undo_of(header.action)
-        .label(match &header.label {
+        .marks_undo_of(target)
+        .label(match &label {
             Some(l) => format!("Undo: {l}"),
             None => "Undo".to_owned(),
         });
-    let mut changes = Vec::with_capacity(row_items.len());
-    for row_item in &row_items {
-        let row: AuditRow = row_item.parse()?;
-        let current = table.get(&row.pk, &row.sk).await?;
-        let changed_since = || ServiceError::CannotUndo {
+    let mut changes = Vec::with_capacity(trails.len());
+    for trail in &trails {
+        let changed_since = |how: &str| ServiceError::CannotUndo {
             reason: format!(
-                "{} changed after {what} (record {}), and undo never overwrites a later change",
-                if row.after.is_some() {
-                    "a record it wrote"
-                } else {
-                    "a record it deleted"
-                },
-                row.sk
+                "{how} after {what} (record {}), and undo never overwrites a later change",
+                trail.sk
             ),
         };
-        let change = match (&row.before, &row.after, current) {
+        // Someone else (a visitor, another request) changed the record between two of this
+        // request's changes: putting back the first image would erase their change.
+        for pair in trail.rows.windows(2) {
+            let left = pair[0].after.as_ref().map(|i| &i.data);
+            let right = pair[1].before.as_ref().map(|i| &i.data);
+            if left != right {
+                return Err(ServiceError::CannotUndo {
+                    reason: format!(
+                        "a record of {what} (record {}) was changed by someone else between two of its steps, and undo never overwrites a later change",
+                        trail.sk
+                    ),
+                });
+            }
+        }
+        let (Some(first_row), Some(last_row)) = (trail.rows.first(), trail.rows.last()) else {
+            continue;
+        };
+        let before = first_row.before.as_ref();
+        let after = last_row.after.as_ref();
+        let highest_version = trail
+            .rows
+            .iter()
+            .flat_map(|r| [r.before.as_ref(), r.after.as_ref()])
+            .flatten()
+            .map(|i| i.version)
+            .max()
+            .unwrap_or(0);
+        let current = table.get(&trail.pk, &trail.sk).await?;
+        let change = match (before, after, current) {
             (before, Some(after), Some(current)) if current.data == after.data => {
                 match before {
-                    Some(b) => {
-                        tx = tx.restore(&current, b.data.clone(), b.ttl);
-                    }
-                    None => {
-                        tx = tx.delete(&current);
-                    }
+                    Some(b) => tx = tx.restore(&current, b.data.clone(), b.ttl),
+                    None => tx = tx.delete(&current),
                 }
                 UndoneChange {
-                    pk: row.pk.clone(),
-                    sk: row.sk.clone(),
+                    pk: trail.pk.clone(),
+                    sk: trail.sk.clone(),
                     kind: if before.is_some() {
                         UndoneKind::Updated
                     } else {
                         UndoneKind::Created
                     },
-                    restored: before.as_ref().map(|b| b.data.clone()),
+                    restored: before.map(|b| b.data.clone()),
                     discarded: Some(after.data.clone()),
                 }
             }
             (Some(before), None, None) => {
                 tx = tx.recreate(
-                    RecordKey::raw(&row.pk, &row.sk),
+                    RecordKey::raw(&trail.pk, &trail.sk),
                     before.data.clone(),
                     before.ttl,
-                    before.version + 1,
+                    highest_version + 1,
                 );
                 UndoneChange {
-                    pk: row.pk.clone(),
-                    sk: row.sk.clone(),
+                    pk: trail.pk.clone(),
+                    sk: trail.sk.clone(),
                     kind: UndoneKind::Deleted,
                     restored: Some(before.data.clone()),
                     discarded: None,
                 }
             }
-            (None, None, _) => {
-                return Err(ServiceError::internal(format!(
-                    "audit row {} of action {} has neither a before nor an after image",
-                    row_item.sk, header.action
-                )));
-            }
-            _ => return Err(changed_since()),
+            // Created and removed again within the request: nothing to put back.
+            (None, None, None) => continue,
+            (_, Some(_), _) => return Err(changed_since("a record it wrote changed")),
+            (_, None, _) => return Err(changed_since("a record it deleted changed")),
         };
         changes.push(change);
     }
 
-    let mut marked = header.clone();
-    marked.undone_by = Some(ctx.action());
-    let marked_item = Item::from_value(&header_item.pk, &header_item.sk, &marked)?
-        .with_version(header_item.version + 1);
-    tx = tx.with_extra_op(
-        WriteOp::put_if_version(marked_item, header_item.version),
-        "The action being undone (another undo may have run at the same time)",
-    );
+    // The undo's transaction: each record put back with its audit row, each reverted commit
+    // marked, the undo's header, the profile check (unless the profile is among the records),
+    // the effect item and a spent confirmation when the call carries them.
+    let touches_profile = changes
+        .iter()
+        .any(|c| c.pk == ctx.user_pk() && c.sk == keys::PROFILE_SK);
+    let ops_needed = changes.len() * 2
+        + commits.len()
+        + 1
+        + usize::from(!touches_profile)
+        + usize::from(ctx.effect().is_some())
+        + usize::from(ctx.confirmation().is_some());
+    if ops_needed > TRANSACTION_OPS_MAX {
+        return Err(ServiceError::CannotUndo {
+            reason: format!(
+                "the last request ({what}) changed {} records in {} steps, more than one undo can put back at once, and undo never reverts only part of a request; change those records back directly",
+                changes.len(),
+                commits.len()
+            ),
+        });
+    }
 
+    for (header, item) in &commits {
+        let mut marked = header.clone();
+        marked.undone_by = Some(ctx.action());
+        let marked_item =
+            Item::from_value(&item.pk, &item.sk, &marked)?.with_version(item.version + 1);
+        tx = tx.with_extra_op(
+            WriteOp::put_if_version(marked_item, item.version),
+            "The request being undone (another undo may have run at the same time)",
+        );
+    }
+
+    tracing::debug!(request = %target, steps = commits.len(), rows = rows_total, "undo prepared");
     Ok(PreparedUndo {
         summary: UndoSummary {
-            undone: header.action,
+            undone: target,
             undo_action: ctx.action(),
-            actor: header.actor,
-            label: header.label,
-            at_ms: header.at_ms,
+            actor,
+            label,
+            labels,
+            steps: commits.len(),
+            at_ms,
             changes,
         },
         tx,
     })
 }
 
-/// The action [`undo_last`] would revert now, if any (for showing an undo button next to it).
-pub async fn next_to_undo(ctx: &Ctx) -> Result<Option<ActionHeader>, ServiceError> {
-    Ok(newest_undoable(ctx).await?.map(|(header, _)| header))
+/// The request [`undo_last`] would revert now, if any, with all its commits (for showing an
+/// undo button next to it).
+pub async fn next_to_undo(ctx: &Ctx) -> Result<Option<ActionId>, ServiceError> {
+    newest_undoable(ctx).await
 }
 
-/// The newest action header that is a change, not yet undone, by an undoable actor.
-async fn newest_undoable(ctx: &Ctx) -> Result<Option<(ActionHeader, Item)>, ServiceError> {
+/// The request of the newest commit header that is a change, not yet undone, by an undoable
+/// actor.
+async fn newest_undoable(ctx: &Ctx) -> Result<Option<ActionId>, ServiceError> {
     let table = ctx.table().as_ref();
     let mut query = Query::prefix(ctx.user_pk(), keys::ACTION_SK_PREFIX)
         .descending()
@@ -258,11 +365,8 @@ async fn newest_undoable(ctx: &Ctx) -> Result<Option<(ActionHeader, Item)>, Serv
         for item in page.items {
             scanned += 1;
             let header: ActionHeader = item.parse()?;
-            if header.kind == ActionKind::Change
-                && header.undone_by.is_none()
-                && header.actor.is_undoable()
-            {
-                return Ok(Some((header, item)));
+            if header.is_undoable() {
+                return Ok(Some(header.action));
             }
             if scanned >= UNDO_SCAN_ACTIONS_MAX {
                 return Ok(None);
@@ -311,8 +415,7 @@ mod tests {
             .await
             .unwrap();
         let next = next_to_undo(&own.next_action()).await.unwrap().unwrap();
-        assert_eq!(next.label.as_deref(), Some("Add note"));
-        assert_eq!(next.action, own.action());
+        assert_eq!(next, own.action());
         undo_last(&own.next_action()).await.unwrap();
         assert!(next_to_undo(&own.next_action()).await.unwrap().is_none());
     }

@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use steward_harness::audit::{ActionHeader, ActionKind, AuditRow};
+use steward_harness::audit::{self, ActionHeader, ActionKind, AuditRow};
 use steward_harness::limits::AUDITED_CHANGES_MAX;
 use steward_harness::{Actor, Audited, ServiceError, accounts, effect, keys};
 use support::notes::{self, Note};
@@ -20,14 +20,21 @@ async fn a_commit_writes_records_header_and_audit_rows_together(w: World) {
     assert_eq!(stored, note);
     assert_eq!(item.version, 1);
 
-    let header: ActionHeader = w
+    let headers = audit::request_headers(w.table.as_ref(), &u, &ctx.action())
+        .await
+        .unwrap();
+    assert_eq!(headers.len(), 1);
+    let header: ActionHeader = headers[0].clone();
+    let commit = header.commit.expect("a commit id");
+    let stored: ActionHeader = w
         .table
-        .get("USER#u1", &keys::action_sk(&ctx.action()))
+        .get("USER#u1", &keys::commit_sk(&ctx.action(), &commit))
         .await
         .unwrap()
         .unwrap()
         .parse()
         .unwrap();
+    assert_eq!(stored, header);
     assert_eq!(header.actor, Actor::User);
     assert_eq!(header.kind, ActionKind::Change);
     assert_eq!(header.changes, 1);
@@ -36,12 +43,21 @@ async fn a_commit_writes_records_header_and_audit_rows_together(w: World) {
 
     let row: AuditRow = w
         .table
-        .get("USER#u1", &keys::audit_sk(&ctx.action(), 0))
+        .get(
+            "USER#u1",
+            &keys::commit_audit_sk(&ctx.action(), Some(&commit), 0),
+        )
         .await
         .unwrap()
         .unwrap()
         .parse()
         .unwrap();
+    assert_eq!(
+        audit::audit_rows(w.table.as_ref(), &u, &header)
+            .await
+            .unwrap(),
+        std::slice::from_ref(&row)
+    );
     assert_eq!(row.action, ctx.action());
     assert_eq!(row.sk, format!("NOTE#{}", note.id));
     assert!(row.before.is_none());
@@ -58,14 +74,14 @@ async fn replace_bumps_the_version_and_keeps_both_images(w: World) {
     assert_eq!(renamed.title, "Final");
     let (_, item) = notes::load(&ctx, &note.id).await.unwrap();
     assert_eq!(item.version, 2);
-    let row: AuditRow = w
-        .table
-        .get("USER#u1", &keys::audit_sk(&ctx.action(), 0))
+    let headers = audit::request_headers(w.table.as_ref(), &u, &ctx.action())
         .await
-        .unwrap()
-        .unwrap()
-        .parse()
         .unwrap();
+    let rows = audit::audit_rows(w.table.as_ref(), &u, &headers[0])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = rows[0].clone();
     assert_eq!(row.actor, Actor::Agent);
     assert_eq!(row.before.unwrap().data["title"], "Draft");
     assert_eq!(row.after.unwrap().data["title"], "Final");
@@ -314,21 +330,51 @@ async fn effects_expire_with_the_inbox_window(w: World) {
     assert_eq!(item.data["action"], ctx.action().to_string());
 }
 
-async fn one_context_commits_once(w: World) {
+async fn one_context_is_one_request_of_several_commits(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
-    notes::add(&ctx, "A").await.unwrap();
-    let err = Audited::new(&ctx)
+    let a = notes::add(&ctx, "A").await.unwrap();
+    Audited::new(&ctx)
+        .label("Add other")
         .put_new(ctx.key("NOTE#other"), json!({"id": "other", "title": "B"}))
         .commit()
         .await
-        .unwrap_err();
-    assert!(
-        matches!(err, ServiceError::Internal(ref m) if m.contains("next_action")),
-        "{err:?}"
+        .unwrap();
+    notes::rename(&ctx, &a.id, "A2").await.unwrap();
+    assert_eq!(notes::list(&ctx).await.unwrap().len(), 2);
+
+    let headers = audit::request_headers(w.table.as_ref(), &u, &ctx.action())
+        .await
+        .unwrap();
+    let labels: Vec<_> = headers.iter().map(|h| h.label.clone().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "Add 1 note(s)".to_owned(),
+            "Add other".to_owned(),
+            format!("Rename note {}", a.id)
+        ],
+        "one header per commit, oldest first, all under the request's action id"
     );
-    assert_eq!(notes::list(&ctx).await.unwrap().len(), 1);
-    notes::add(&ctx.next_action(), "B").await.unwrap();
+    assert!(headers.iter().all(|h| h.action == ctx.action()));
+    let commits: std::collections::HashSet<_> = headers.iter().map(|h| h.commit).collect();
+    assert_eq!(commits.len(), 3, "each commit has its own id");
+
+    // The activity trail shows the request once, with its three changes.
+    notes::add(&ctx.next_action(), "C").await.unwrap();
+    let requests = audit::recent_requests(w.table.as_ref(), &u, 10)
+        .await
+        .unwrap();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].action, ctx.action());
+    assert_eq!(requests[1].commits, headers);
+    assert_eq!(requests[1].changes(), 3);
+    assert_eq!(requests[0].commits.len(), 1);
+    let newest = audit::recent_requests(w.table.as_ref(), &u, 1)
+        .await
+        .unwrap();
+    assert_eq!(newest.len(), 1);
+    assert_ne!(newest[0].action, ctx.action());
 }
 
 async fn world(backend: steward_store::testing::Backend) -> Option<World> {
@@ -348,5 +394,5 @@ steward_store::backend_tests!(setup = world;
     the_same_effect_key_twice_changes_once_and_returns_the_same_result,
     concurrent_calls_with_one_effect_key_act_exactly_once,
     effects_expire_with_the_inbox_window,
-    one_context_commits_once,
+    one_context_is_one_request_of_several_commits,
 );

@@ -58,10 +58,12 @@ impl Table for Faulty {
 }
 
 /// A model that answers from the request, the same way every time: with no tool result yet
-/// in this turn, it asks to add a note; after one, it says so.
+/// in this turn, it asks to add a note; after one, it says `reply` (an empty reply makes the
+/// person see the fallback line, which the transcript then records as shown).
 #[derive(Debug, Default)]
 struct Deterministic {
     calls: AtomicUsize,
+    reply: &'static str,
 }
 
 #[async_trait]
@@ -74,7 +76,7 @@ impl LlmClient for Deterministic {
             .iter()
             .any(|b| b.type_name() == Some("tool_result"));
         Ok(if answered {
-            CreateResponse::new(vec![ContentBlock::text("Added milk.")], StopReason::EndTurn)
+            CreateResponse::new(vec![ContentBlock::text(self.reply)], StopReason::EndTurn)
         } else {
             CreateResponse::new(
                 vec![
@@ -104,12 +106,37 @@ fn agent(table: Arc<dyn Table>, world: &World, model: Arc<Deterministic>) -> Age
     )
 }
 
-async fn run_case(backend: Backend, budget: i64, after: bool) -> Option<(usize, bool)> {
+/// What the model says at the end of the turn, and what the person then sees.
+#[derive(Debug, Clone, Copy)]
+struct Ending {
+    reply: &'static str,
+    seen: &'static str,
+}
+
+const PLAIN: Ending = Ending {
+    reply: "Added milk.",
+    seen: "Added milk.",
+};
+
+const FALLBACK: Ending = Ending {
+    reply: "",
+    seen: steward_harness::shaping::EMPTY_REPLY_FALLBACK,
+};
+
+async fn run_case(
+    backend: Backend,
+    budget: i64,
+    after: bool,
+    ending: Ending,
+) -> Option<(usize, bool)> {
     let world = World::on(backend).await?;
     let probe = Rig::build(world.clone(), Default::default()).await;
     let user = probe.user.clone();
     let input = probe.input("wamid.1", "note milk");
-    let model = Arc::new(Deterministic::default());
+    let model = Arc::new(Deterministic {
+        calls: AtomicUsize::new(0),
+        reply: ending.reply,
+    });
     let outbox = RecOutbox::new(steward_channels::ChannelProfile::TELEGRAM);
     let faulty = Arc::new(Faulty {
         inner: Arc::clone(&world.table),
@@ -209,18 +236,43 @@ async fn run_case(backend: Backend, budget: i64, after: bool) -> Option<(usize, 
         .filter(|s| s.row.role == Role::Assistant && s.row.text.is_some())
         .collect();
     assert_eq!(replies.len(), 1, "exactly one final reply recorded");
-    assert_eq!(replies[0].row.text.as_deref(), Some("Added milk."));
+    assert_eq!(replies[0].row.text.as_deref(), Some(ending.seen));
     let sent = outbox.texts();
     assert!(
-        (1..=2).contains(&sent.len()) && sent.iter().all(|t| t == "Added milk."),
+        (1..=2).contains(&sent.len()) && sent.iter().all(|t| t == ending.seen),
         "sent at least once: {sent:?}"
     );
+    let shown: Vec<_> = rows
+        .iter()
+        .filter(|r| r.row.source == RowSource::Shown)
+        .collect();
+    if ending.reply == ending.seen {
+        assert!(
+            shown.is_empty(),
+            "budget {budget}/{after}: nothing to record"
+        );
+    } else {
+        assert_eq!(
+            shown.len(),
+            1,
+            "budget {budget}/{after}: what the person saw is recorded exactly once"
+        );
+        assert!(
+            steward_llm::text_of(&shown[0].row.message.content).contains(ending.seen),
+            "budget {budget}/{after}"
+        );
+        assert_eq!(
+            rows.last().map(|r| r.row.source),
+            Some(RowSource::Shown),
+            "budget {budget}/{after}: the last row of the turn"
+        );
+    }
     Some((faulty.writes.load(Ordering::SeqCst), crashed))
 }
 
-async fn crash_at_every_write(backend: Backend) {
+async fn crash_at_every_write(backend: Backend, ending: Ending) {
     // A clean run tells how many writes a turn makes.
-    let Some((writes, crashed)) = run_case(backend, i64::MAX, false).await else {
+    let Some((writes, crashed)) = run_case(backend, i64::MAX, false, ending).await else {
         eprintln!("skipping: backend unavailable");
         return;
     };
@@ -230,17 +282,27 @@ async fn crash_at_every_write(backend: Backend) {
         "a turn with a tool call makes several writes ({writes})"
     );
     for k in 0..writes as i64 {
-        run_case(backend, k, false).await;
-        run_case(backend, k, true).await;
+        run_case(backend, k, false, ending).await;
+        run_case(backend, k, true, ending).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn crash_and_resume_on_sqlite() {
-    crash_at_every_write(Backend::Sqlite).await;
+    crash_at_every_write(Backend::Sqlite, PLAIN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn crash_and_resume_with_a_fallback_reply_on_sqlite() {
+    crash_at_every_write(Backend::Sqlite, FALLBACK).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn crash_and_resume_on_dynamodb() {
-    crash_at_every_write(Backend::Dynamo).await;
+    crash_at_every_write(Backend::Dynamo, PLAIN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn crash_and_resume_with_a_fallback_reply_on_dynamodb() {
+    crash_at_every_write(Backend::Dynamo, FALLBACK).await;
 }

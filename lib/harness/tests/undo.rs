@@ -7,9 +7,9 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
-use steward_harness::audit::{ActionHeader, ActionKind};
+use steward_harness::audit::{self, ActionHeader, ActionKind};
 use steward_harness::undo::UndoneKind;
-use steward_harness::{Actor, Audited, ServiceError, accounts, keys, prepare_undo, undo_last};
+use steward_harness::{Actor, Audited, ServiceError, accounts, prepare_undo, undo_last};
 use support::notes::{self, Calls};
 use support::{World, effect};
 
@@ -143,23 +143,16 @@ async fn an_undo_is_recorded_and_marks_the_original(w: World) {
     let s = undo_last(&undo_ctx).await.unwrap();
     assert_eq!(s.undo_action, undo_ctx.action());
 
-    let original: ActionHeader = w
-        .table
-        .get("USER#u1", &keys::action_sk(&ctx.action()))
+    let original: Vec<ActionHeader> = audit::request_headers(w.table.as_ref(), &u, &ctx.action())
         .await
-        .unwrap()
-        .unwrap()
-        .parse()
         .unwrap();
-    assert_eq!(original.undone_by, Some(undo_ctx.action()));
-    let undo: ActionHeader = w
-        .table
-        .get("USER#u1", &keys::action_sk(&undo_ctx.action()))
+    assert_eq!(original.len(), 1);
+    assert_eq!(original[0].undone_by, Some(undo_ctx.action()));
+    let undo: Vec<ActionHeader> = audit::request_headers(w.table.as_ref(), &u, &undo_ctx.action())
         .await
-        .unwrap()
-        .unwrap()
-        .parse()
         .unwrap();
+    assert_eq!(undo.len(), 1);
+    let undo = undo[0].clone();
     assert_eq!(undo.kind, ActionKind::Undo);
     assert_eq!(undo.undoes, Some(ctx.action()));
     assert_eq!(undo.actor, Actor::Mcp);
@@ -240,6 +233,179 @@ async fn prepare_undo_shows_what_would_be_reverted_without_writing(w: World) {
     assert_eq!(w.dump("USER#u1").await, before);
 }
 
+async fn a_request_of_three_commits_is_undone_whole_then_the_one_before(w: World) {
+    let u = w.account("u1").await;
+    let earlier = w.ctx(&u, Actor::Agent);
+    let first = notes::add(&earlier, "First").await.unwrap();
+    // One request (one chat message): three tool calls, three commits.
+    let request = earlier.next_action();
+    let a = notes::add(&request, "A").await.unwrap();
+    notes::add(&request, "B").await.unwrap();
+    notes::rename(&request, &first.id, "First, renamed")
+        .await
+        .unwrap();
+    assert_eq!(titles(&w, &earlier).await, ["A", "B", "First, renamed"]);
+
+    let s = undo_last(&request.next_action()).await.unwrap();
+    assert_eq!(s.undone, request.action());
+    assert_eq!(s.steps, 3);
+    assert_eq!(
+        s.labels,
+        [
+            "Add 1 note(s)".to_owned(),
+            "Add 1 note(s)".to_owned(),
+            format!("Rename note {}", first.id)
+        ]
+    );
+    assert_eq!(s.changes.len(), 3);
+    assert_eq!(
+        s.changes[0].sk,
+        format!("NOTE#{}", a.id),
+        "in the order first touched"
+    );
+    assert_eq!(
+        s.sentence(),
+        format!(
+            "Undid \"Add 1 note(s)\", \"Add 1 note(s)\" and \"Rename note {}\" (3 records).",
+            first.id
+        )
+    );
+    assert_eq!(titles(&w, &earlier).await, ["First"], "all three reverted");
+    let marked = audit::request_headers(w.table.as_ref(), &u, &request.action())
+        .await
+        .unwrap();
+    assert!(marked.iter().all(|h| h.undone_by.is_some()), "{marked:?}");
+
+    // The next undo reverts the request before, not a part of the undone one.
+    let s = undo_last(&request.next_action()).await.unwrap();
+    assert_eq!(s.undone, earlier.action());
+    assert!(titles(&w, &earlier).await.is_empty());
+    let err = undo_last(&request.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+}
+
+async fn a_record_changed_twice_in_a_request_goes_back_to_before_the_first(w: World) {
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    let request = ctx.next_action();
+    notes::rename(&request, &a.id, "A2").await.unwrap();
+    notes::rename(&request, &a.id, "A3").await.unwrap();
+    let b = notes::add(&request, "B").await.unwrap();
+    notes::delete(&request, &b.id).await.unwrap();
+    let s = undo_last(&ctx.next_action()).await.unwrap();
+    assert_eq!(s.steps, 4);
+    assert_eq!(
+        s.changes.len(),
+        1,
+        "B was created and removed within the request"
+    );
+    assert_eq!(s.changes[0].kind, UndoneKind::Updated);
+    assert_eq!(s.changes[0].restored.as_ref().unwrap()["title"], "A");
+    assert_eq!(s.changes[0].discarded.as_ref().unwrap()["title"], "A3");
+    let (note, item) = notes::load(&ctx, &a.id).await.unwrap();
+    assert_eq!(note.title, "A");
+    assert_eq!(item.version, 4, "versions never go back");
+    assert!(notes::load(&ctx, &b.id).await.is_err());
+}
+
+async fn a_public_action_between_two_steps_is_never_undone(w: World) {
+    let u = w.account("u1").await;
+    let owner = w.ctx(&u, Actor::Agent);
+    let before = notes::add(&owner, "Before").await.unwrap();
+    let request = owner.next_action();
+    let a = notes::add(&request, "A").await.unwrap();
+    // A visitor acts in the middle of the organiser's request (like a public registration).
+    let visitor = w.ctx(&u, Actor::Public);
+    let theirs = notes::add(&visitor, "Visitor's").await.unwrap();
+    let b = notes::add(&request, "B").await.unwrap();
+
+    let s = undo_last(&owner.next_action()).await.unwrap();
+    assert_eq!(s.undone, request.action());
+    let left: Vec<String> = notes::list(&owner)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
+    assert!(left.contains(&theirs.id), "the visitor's record stays");
+    assert!(left.contains(&before.id));
+    assert!(!left.contains(&a.id) && !left.contains(&b.id));
+
+    // The next undo skips the visitor and reverts the organiser's request before.
+    let s = undo_last(&owner.next_action()).await.unwrap();
+    assert_eq!(s.undone, owner.action());
+    let left = notes::list(&owner).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, theirs.id);
+}
+
+async fn a_change_by_someone_else_between_two_steps_makes_undo_refuse(w: World) {
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let a = notes::add(&ctx, "A").await.unwrap();
+    let request = ctx.next_action();
+    notes::rename(&request, &a.id, "A2").await.unwrap();
+    // A visitor edits the same record between the request's two changes to it.
+    let (_, item) = notes::load(&ctx, &a.id).await.unwrap();
+    Audited::new(&w.ctx(&u, Actor::Public))
+        .replace(
+            &item,
+            json!({"id": a.id, "title": "A by a visitor", "body": ""}),
+        )
+        .commit()
+        .await
+        .unwrap();
+    notes::rename(&request, &a.id, "A3").await.unwrap();
+
+    let before = w.dump("USER#u1").await;
+    let err = undo_last(&ctx.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("changed by someone else"), "{msg}");
+    assert!(msg.ends_with("Nothing was changed."), "{msg}");
+    assert_eq!(w.dump("USER#u1").await, before, "nothing written");
+}
+
+async fn a_request_too_large_for_one_transaction_is_refused_not_half_undone(w: World) {
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let request = ctx.next_action();
+    // Two commits of 30 notes: each fits a transaction, their undo (60 records) does not.
+    for batch in 0..2 {
+        let titles: Vec<String> = (0..30).map(|i| format!("n{batch}-{i}")).collect();
+        let (tx, _) = notes::plan_add(&request, &titles).unwrap();
+        tx.commit().await.unwrap();
+    }
+    let before = w.dump("USER#u1").await;
+    let err = undo_last(&ctx.next_action()).await.unwrap_err();
+    assert!(matches!(err, ServiceError::CannotUndo { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "Could not undo: the last request (\"Add 30 note(s); Add 30 note(s)\") changed 60 records in 2 steps, more than one undo can put back at once, and undo never reverts only part of a request; change those records back directly. Nothing was changed."
+    );
+    assert_eq!(w.dump("USER#u1").await, before, "nothing written");
+}
+
+async fn the_largest_commit_can_still_be_undone_by_a_tool_call(w: World) {
+    let u = w.account("u1").await;
+    let ctx = w.ctx(&u, Actor::User);
+    let titles: Vec<String> = (0..steward_harness::limits::AUDITED_CHANGES_MAX)
+        .map(|i| format!("n{i}"))
+        .collect();
+    let (tx, _) = notes::plan_add(&ctx, &titles).unwrap();
+    tx.commit().await.unwrap();
+    // The undo carries an effect item, like a model's tool call: it still fits.
+    let s = undo_last(&ctx.next_action().with_effect(effect("toolu_big_undo")))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.changes.len(),
+        steward_harness::limits::AUDITED_CHANGES_MAX
+    );
+    assert!(notes::list(&ctx).await.unwrap().is_empty());
+}
+
 async fn renaming_the_account_is_undoable(w: World) {
     let u = w.account("u1").await;
     let ctx = w.ctx(&u, Actor::User);
@@ -263,4 +429,10 @@ steward_store::backend_tests!(setup = world;
     an_undo_tool_call_retried_undoes_only_once,
     prepare_undo_shows_what_would_be_reverted_without_writing,
     renaming_the_account_is_undoable,
+    a_request_of_three_commits_is_undone_whole_then_the_one_before,
+    a_record_changed_twice_in_a_request_goes_back_to_before_the_first,
+    a_public_action_between_two_steps_is_never_undone,
+    a_change_by_someone_else_between_two_steps_makes_undo_refuse,
+    a_request_too_large_for_one_transaction_is_refused_not_half_undone,
+    the_largest_commit_can_still_be_undone_by_a_tool_call,
 );

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use steward_harness::{Ctx, ToolDef, ToolResult};
+use steward_harness::{Ctx, ToolDef, ToolResult, Untrusted};
 
 use super::def;
 use crate::attendees::{self, Answers, Attendee, AttendeeForm, AttendeeStatus};
@@ -66,16 +66,29 @@ pub struct WithdrawAttendeeInput {
     pub attendee_id: String,
 }
 
+/// An attendee as the model sees it. Name, address and answers may have been typed by a
+/// stranger on the public form, so each is fenced as untrusted text ([`Untrusted`]); ids,
+/// status and source are the server's own.
 fn attendee_data(a: &Attendee, answers: bool) -> Value {
     let mut v = json!({
         "id": a.id,
-        "name": a.name,
-        "email": a.email,
+        "name": Untrusted::new(a.name.as_str()),
+        "email": Untrusted::new(a.email.as_str()),
         "status": a.status,
         "source": a.source,
     });
     if answers && !a.answers.is_empty() {
-        v["answers"] = json!(a.answers);
+        v["answers"] = a
+            .answers
+            .as_map()
+            .iter()
+            .map(|(question, answer)| {
+                json!({
+                    "question": Untrusted::new(question),
+                    "answer": Untrusted::new(answer),
+                })
+            })
+            .collect();
     }
     v
 }
@@ -135,8 +148,8 @@ pub(super) fn register_attendee() -> ToolDef {
                     let mut data = attendee_data(&r.attendee, false);
                     data["event_id"] = json!(r.attendee.event);
                     ToolResult::new(format!(
-                        "Registered {} ({}) for \"{}\": {places}.",
-                        r.attendee.name, r.attendee.email, r.event_name
+                        "Registered attendee {} for \"{}\": {places}.",
+                        r.attendee.id, r.event_name
                     ))
                     .with_data(data)
                 })
@@ -160,16 +173,18 @@ pub(super) fn withdraw_attendee() -> ToolDef {
                 .commit_with(|u| {
                     let a = &u.record;
                     let summary = if u.is_unchanged() {
-                        format!("{} was already withdrawn from {}.", a.name, e.quoted())
+                        format!("Attendee {} was already withdrawn from {}.", a.id, e.quoted())
                     } else {
                         format!(
-                            "Withdrew {} from {}; registration is {}.",
-                            a.name,
+                            "Withdrew attendee {} from {}; registration is {}.",
+                            a.id,
                             e.quoted(),
                             views::registration_phrase(&e, registered.saturating_sub(1), now)
                         )
                     };
-                    ToolResult::new(summary).with_data(json!({"id": a.id, "event_id": a.event, "status": a.status}))
+                    let mut data = attendee_data(a, false);
+                    data["event_id"] = json!(a.event);
+                    ToolResult::new(summary).with_data(data)
                 })
                 .await
         },

@@ -1,5 +1,6 @@
 //! Cross-module tests of the events domain: service functions, tools, tenant isolation, undo,
-//! effects, paused accounts, the risk policy, the context block and the tool lists. Storage
+//! effects, paused accounts, the risk policy, the context block, the tool lists, and chat turns
+//! over the domain with a scripted model. Storage
 //! tests run on SQLite always and on DynamoDB when the emulator is configured.
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -16,4 +17,5 @@ mod risk;
 mod rooms_sessions;
 mod schedule;
 mod tool_lists;
+mod turns;
 mod undo;

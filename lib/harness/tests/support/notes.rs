@@ -40,8 +40,11 @@ pub async fn list(ctx: &Ctx) -> Result<Vec<Note>, ServiceError> {
         .collect()
 }
 
+/// A fresh note id: a request may add notes in several commits (a turn's tool calls), so the
+/// id is a new ULID, not derived from the request's action id.
 fn new_id(ctx: &Ctx, n: usize) -> String {
-    format!("n{}{n}", ctx.action().to_string().to_ascii_lowercase())
+    let ulid = steward_harness::ActionId::generate(ctx.clock().as_ref());
+    format!("n{}{n}", ulid.to_string().to_ascii_lowercase())
 }
 
 fn check_title(title: &str) -> Result<String, ServiceError> {

@@ -422,6 +422,64 @@ async fn activity_lists_a_change_and_undo_reverts_it() {
 }
 
 #[tokio::test]
+async fn one_form_post_is_one_row_and_one_undo() {
+    let app = TestApp::new().await;
+    let mut b = app.signed_in("Ida").await;
+    let earlier = user_ctx(&app, &b);
+    create_event(&earlier, "Kept").await;
+    let saved = b
+        .post_form(
+            "/app/settings",
+            &[("name", "Ida Lovelace"), ("time_zone", "America/New_York")],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+
+    let page = b.get("/app/activity").await;
+    let rows = page.body.matches("<tr>").count();
+    assert_eq!(
+        rows, 3,
+        "a header row and one row per request: {}",
+        page.body
+    );
+    let list = between(&page.body, "<ul class=\"changes\">", "</ul>");
+    assert_eq!(list.matches("<li>").count(), 2, "{list}");
+    assert!(
+        list.starts_with("<li>Rename the account</li><li>Change the account"),
+        "{list}"
+    );
+    assert_eq!(page.body.matches("name=\"action\"").count(), 1);
+
+    let offered = between(&page.body, "name=\"action\" value=\"", "\"").to_owned();
+    let undone = b
+        .post_form("/app/activity/undo", &[("action", &offered)])
+        .await;
+    assert_eq!(undone.status, StatusCode::SEE_OTHER, "{}", undone.body);
+    let profile = accounts::get_profile(app.table.as_ref(), b.user())
+        .await
+        .unwrap();
+    assert_eq!(profile.name, "Ida", "both changes of the post reverted");
+    assert_eq!(profile.time_zone.as_str(), "Europe/Berlin");
+    let page = b.get("/app/activity?undone=1").await;
+    assert!(
+        page.body
+            .contains("Undid &quot;Rename the account&quot; and &quot;Change the account"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("time zone&quot; (1 record)."),
+        "one record, put back as it was before the post: {}",
+        page.body
+    );
+    assert_eq!(
+        events::list_events(&earlier).await.unwrap().len(),
+        1,
+        "the request before stays"
+    );
+}
+
+#[tokio::test]
 async fn undo_refuses_when_the_newest_change_is_not_the_one_shown() {
     let app = TestApp::new().await;
     let mut b = app.signed_in("Uma").await;

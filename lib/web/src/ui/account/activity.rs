@@ -1,9 +1,11 @@
-//! Activity: the account's audit trail, newest first (`GET /app/activity`), with an Undo
-//! button on the one action `undo::undo_last` would revert (`POST /app/activity/undo`).
+//! Activity: the account's audit trail, one row per request, newest first (`GET
+//! /app/activity`). A request is one chat message (every tool call of its turn), one web form
+//! post or one MCP call; its row lists each change it made. The request `undo::undo_last` would
+//! revert gets an Undo button (`POST /app/activity/undo`), which reverts the whole request.
 //! Public registrations are listed but are never on the undo stack, so never get a button.
 //!
 //! After an undo the page is fetched again with `?undone=1`, which makes it say what was
-//! undone — read from the newest action header, never from the URL.
+//! undone — read from the newest request, never from the URL.
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -11,9 +13,9 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use maud::{Markup, html};
 use serde::Deserialize;
-use steward_harness::audit::{ActionHeader, ActionKind, recent_actions};
+use steward_harness::audit::{ActionHeader, ActionKind, RequestRecord, recent_requests};
 use steward_harness::undo::next_to_undo;
-use steward_harness::{Actor, ServiceError, TimeZoneName, accounts, prepare_undo};
+use steward_harness::{ActionId, Actor, ServiceError, TimeZoneName, accounts, prepare_undo};
 
 use super::local_time;
 use crate::app::WebState;
@@ -27,8 +29,8 @@ pub const ACTIVITY_PATH: &str = "/app/activity";
 /// Where the Undo button posts.
 pub const UNDO_PATH: &str = "/app/activity/undo";
 
-/// Most actions listed: a screenful of recent history. Older actions stay in the audit trail
-/// (and undo can still walk back to them, one step at a time).
+/// Most requests listed: a screenful of recent history. Older requests stay in the audit trail
+/// (and undo can still walk back to them, one request at a time).
 pub const ACTIVITY_ACTIONS_MAX: usize = 50;
 
 /// `?undone=1` after an undo.
@@ -39,10 +41,10 @@ pub struct ActivityQuery {
     pub undone: Option<String>,
 }
 
-/// The Undo button's form: the action the page offered to undo.
+/// The Undo button's form: the request the page offered to undo.
 #[derive(Debug, Default, Deserialize)]
 pub struct UndoForm {
-    /// The action id shown next to the button.
+    /// The request (action) id shown next to the button.
     #[serde(default)]
     pub action: String,
 }
@@ -57,7 +59,7 @@ pub fn who(actor: Actor) -> &'static str {
     }
 }
 
-/// What an action was: its label, or a generic phrase when the service gave none.
+/// What one commit was: its label, or a generic phrase when the service gave none.
 fn what(header: &ActionHeader) -> String {
     match (&header.label, header.kind) {
         (Some(label), _) => label.clone(),
@@ -66,34 +68,52 @@ fn what(header: &ActionHeader) -> String {
     }
 }
 
-/// "Undid \"Create event …\" (3 records)." for the newest action, when it is an undo.
-fn undo_sentence(headers: &[ActionHeader]) -> Option<String> {
-    let newest = headers.first().filter(|h| h.kind == ActionKind::Undo)?;
-    let undone_label = newest
+/// "Undid \"Create event …\" and \"Add room …\" (3 records)." when the newest request is an
+/// undo: the labels of the commits it reverted, read from the reverted request's row.
+fn undo_sentence(requests: &[RequestRecord]) -> Option<String> {
+    let newest = requests.first()?;
+    let undo = newest
+        .commits
+        .iter()
+        .rev()
+        .find(|c| c.kind == ActionKind::Undo)?;
+    let reverted: Vec<String> = undo
         .undoes
-        .and_then(|id| headers.iter().find(|h| h.action == id))
-        .and_then(|h| h.label.clone())
+        .and_then(|id| requests.iter().find(|r| r.action == id))
+        .map(|r| {
+            r.commits
+                .iter()
+                .filter(|c| c.undone_by == Some(newest.action))
+                .filter_map(|c| c.label.clone())
+                .collect()
+        })
+        .filter(|labels: &Vec<String>| !labels.is_empty())
         .or_else(|| {
-            newest
-                .label
+            undo.label
                 .as_deref()
                 .and_then(|l| l.strip_prefix("Undo: "))
-                .map(str::to_owned)
-        });
-    let what = undone_label.map_or_else(|| "the last change".to_owned(), |l| format!("\"{l}\""));
-    let n = newest.changes;
+                .map(|l| vec![l.to_owned()])
+        })
+        .unwrap_or_default();
+    let quoted: Vec<String> = reverted.iter().map(|l| format!("\"{l}\"")).collect();
+    let what = match quoted.as_slice() {
+        [] => "the last change".to_owned(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    let n = undo.changes;
     let records = if n == 1 { "record" } else { "records" };
     Some(format!("Undid {what} ({n} {records})."))
 }
 
 fn trail(
     signed_in: &SignedIn,
-    headers: &[ActionHeader],
-    undoable: Option<&ActionHeader>,
+    requests: &[RequestRecord],
+    undoable: Option<ActionId>,
     tz: &TimeZoneName,
 ) -> Markup {
     html! {
-        @if headers.is_empty() {
+        @if requests.is_empty() {
             p.muted { "Nothing has happened yet. Changes you, the assistant or an MCP client make — \
                        and registrations from your public pages — will be listed here." }
         } @else {
@@ -101,23 +121,38 @@ fn trail(
                 table.activity {
                     thead { tr { th { "What" } th { "Who" } th { "When (" (tz) ")" } th { "Status" } } }
                     tbody {
-                        @for header in headers {
+                        @for request in requests {
                             tr {
-                                td { (what(header)) }
-                                td { (who(header.actor)) }
-                                td { (local_time(header.at_ms, tz)) }
                                 td {
-                                    @if header.undone_by.is_some() {
+                                    @if let [only] = request.commits.as_slice() {
+                                        (what(only))
+                                    } @else {
+                                        ul.changes {
+                                            @for commit in &request.commits {
+                                                li {
+                                                    (what(commit))
+                                                    @if commit.undone_by.is_some() && !request.is_undone() {
+                                                        " " span.badge.undone { "Undone" }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                                td { (who(request.actor)) }
+                                td { (local_time(request.at_ms(), tz)) }
+                                td {
+                                    @if request.is_undone() {
                                         span.badge.undone { "Undone" }
-                                    } @else if header.kind == ActionKind::Undo {
-                                        span.badge { "Undo" }
-                                    } @else if undoable.is_some_and(|u| u.action == header.action) {
+                                    } @else if undoable == Some(request.action) {
                                         form.inline method="post" action=(UNDO_PATH) {
                                             (csrf::field(&signed_in.session))
-                                            input type="hidden" name="action" value=(header.action);
+                                            input type="hidden" name="action" value=(request.action);
                                             button.secondary type="submit" { "Undo" }
                                         }
-                                    } @else if !header.actor.is_undoable() {
+                                    } @else if !request.has_undoable() && request.commits.iter().any(|c| c.kind == ActionKind::Undo) {
+                                        span.badge { "Undo" }
+                                    } @else if !request.actor.is_undoable() {
                                         span.muted { "Not undoable" }
                                     }
                                 }
@@ -126,8 +161,8 @@ fn trail(
                     }
                 }
             }
-            @if headers.len() == ACTIVITY_ACTIONS_MAX {
-                p.muted { "Showing the newest " (ACTIVITY_ACTIONS_MAX) " actions." }
+            @if requests.len() == ACTIVITY_ACTIONS_MAX {
+                p.muted { "Showing the newest " (ACTIVITY_ACTIONS_MAX) " requests." }
             }
         }
     }
@@ -141,7 +176,7 @@ async fn render(
 ) -> Result<Markup, ServiceError> {
     let ctx = signed_in.ctx(state);
     let profile = accounts::profile(&ctx).await?;
-    let headers = recent_actions(
+    let requests = recent_requests(
         state.table().as_ref(),
         signed_in.user(),
         ACTIVITY_ACTIONS_MAX,
@@ -149,7 +184,7 @@ async fn render(
     .await?;
     let undoable = next_to_undo(&ctx).await?;
     let notice = if show_undone {
-        undo_sentence(&headers)
+        undo_sentence(&requests)
     } else {
         None
     };
@@ -159,12 +194,14 @@ async fn render(
         &signed_in.session,
         html! {
             h1 { "Activity" }
-            p.muted { "Every change to your account, newest first. Undo reverts the newest change \
-                       that is not undone yet; pressing it again walks further back. Registrations \
-                       from the public are never undone here." }
+            p.muted { "Every change to your account, newest first, one row per request: one \
+                       message to the assistant, one form you sent, one call of an MCP client. \
+                       Undo reverts everything the newest request did that is not undone yet; \
+                       pressing it again walks further back. Registrations from the public are \
+                       never undone here." }
             @if let Some(notice) = notice { p.notice role="status" { (notice) } }
             @if let Some(problem) = problem { p.error role="alert" { (problem) } }
-            (trail(signed_in, &headers, undoable.as_ref(), &profile.time_zone))
+            (trail(signed_in, &requests, undoable, &profile.time_zone))
         },
     ))
 }
@@ -195,7 +232,7 @@ async fn undo(
     }
 }
 
-/// Undoes the newest undoable action, but only if it is still the one the page showed the
+/// Undoes the newest undoable request, but only if it is still the one the page showed the
 /// button next to (the assistant may have acted since): never revert what the person did not
 /// see.
 async fn undo_offered(

@@ -138,8 +138,8 @@ async fn save(
     }
 }
 
-/// Checks both fields before changing either, then renames and sets the zone (each its own
-/// undo step; an unchanged value writes nothing).
+/// Checks both fields before changing either, then renames and sets the zone: one form post,
+/// one request, so one undo reverts both (an unchanged value writes nothing).
 async fn apply(
     state: &WebState,
     signed_in: &SignedIn,
@@ -156,7 +156,7 @@ async fn apply(
     let zone = TimeZoneName::parse(&values.time_zone)?;
     let ctx = signed_in.ctx(state);
     accounts::rename(&ctx, &values.name).await?;
-    accounts::set_time_zone(&ctx.next_action(), zone.as_str()).await?;
+    accounts::set_time_zone(&ctx, zone.as_str()).await?;
     Ok(())
 }
 
