@@ -1,5 +1,6 @@
 //! Steward's domain: the records an organiser works with, the service functions over them,
-//! the timetable engine and its checker, the tool set, the risk policy and the per-turn context.
+//! the timetable engine and its checker, the tool set with the
+//! confirmation each capability declares, and the per-turn context.
 //!
 //! Modules, each named after what it owns:
 //! * [`ids`], [`text`], [`email`], [`slug`], [`when`]: checked values (parse, don't validate).
@@ -11,7 +12,8 @@
 //!   model sees.
 //! * [`registration`]: the public page and public registration by slug (actor `Public`).
 //! * [`tools`]: the tool set, [`tools::registry`], in one fixed order.
-//! * [`risk`], [`context`], [`prompt`]: what the chat runtime plugs into the harness.
+//! * [`holds`]: which calls of each capability wait for the person's confirmation.
+//! * [`context`], [`prompt`]: what the chat runtime plugs into the harness.
 //! * [`timetable`]: the pure timetable engine and its independent checker.
 //! * [`limits`], [`config`]: named limits and the one setting (the public base URL).
 
@@ -20,6 +22,7 @@ pub mod config;
 pub mod context;
 pub mod email;
 pub mod events;
+pub mod holds;
 pub mod ids;
 pub mod keys;
 pub mod limits;
@@ -29,7 +32,6 @@ pub mod planned;
 pub mod program;
 pub mod prompt;
 pub mod registration;
-pub mod risk;
 pub mod rooms;
 pub mod schedule;
 pub mod sessions;
@@ -45,5 +47,4 @@ pub use config::EventsConfig;
 pub use context::EventsContext;
 pub use planned::Planned;
 pub use prompt::DOMAIN_PROMPT;
-pub use risk::EventsRiskPolicy;
 pub use tools::registry;

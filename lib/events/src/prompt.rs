@@ -28,6 +28,9 @@ pub const DOMAIN_PROMPT: &str = "\
 - Registration is open by default once published; set_registration closes it or sets a closing time (the event's local time).
 - Capacity is a hard limit. Report numbers as \"14 of 120 places taken\".
 - To take someone off, use withdraw_attendee; undo never reverts public registrations.
+
+# What waits for confirmation
+- Deleting an event, and on a published event anything other people see: publishing, cancelling, reopening, withdrawing someone, its details, registration, rooms, sessions and a rebuilt timetable. Changes to a draft are not held.
 ";
 
 #[cfg(test)]

@@ -1,42 +1,12 @@
-//! The seams a domain plugs into besides its tools: the risk policy the confirmation gate asks
-//! and the per-turn context block. The harness defines them; a domain crate implements them.
+//! The seam a domain plugs into besides its tools (whose definitions carry their own
+//! confirmation declarations): the per-turn context block. The harness defines it; a domain
+//! crate implements it.
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::ctx::Ctx;
 use crate::error::ServiceError;
 use crate::ids::ChannelName;
-
-/// Decides whether a tool call needs the user's confirmation first.
-#[async_trait]
-pub trait RiskPolicy: Send + Sync {
-    /// `Some(description)` when the call is risky, where the description is built from the
-    /// database (e.g. `Cancel "Spring fair" (14 registrations)`), never from the model's
-    /// words; `None` when it may run at once. `args` are the validated, cleaned arguments.
-    async fn describe_risk(
-        &self,
-        ctx: &Ctx,
-        tool: &str,
-        args: &Value,
-    ) -> Result<Option<String>, ServiceError>;
-}
-
-/// A policy under which nothing is risky (tests, domains without destructive tools).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoRisk;
-
-#[async_trait]
-impl RiskPolicy for NoRisk {
-    async fn describe_risk(
-        &self,
-        _ctx: &Ctx,
-        _tool: &str,
-        _args: &Value,
-    ) -> Result<Option<String>, ServiceError> {
-        Ok(None)
-    }
-}
 
 /// Produces the body of the per-turn `<context>` block: the facts that change from turn to
 /// turn (current time in the user's zone, their name and channel, their records, the record

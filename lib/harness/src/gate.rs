@@ -1,59 +1,220 @@
-//! The confirmation gate: risky tool calls are held by the server until the person confirms
-//! on a LATER turn, with identical arguments, once, within an hour. The model cannot satisfy
-//! it on its own: a confirmation created on this turn never opens on this turn, so "call,
-//! get refused, call again" within one turn is refused again.
+//! The one confirmation gate, in front of the registry for every surface (chat, MCP, the web
+//! UI). A call is decided by its capability's own declaration ([`ToolDef::decide`]); a held
+//! call runs only after the PERSON confirms, in a way the model or the MCP client cannot fake:
 //!
-//! A pending confirmation lives at `CONV#c / CONFIRM#<hash>`, where the hash is SHA-256 of
-//! the tool name and the canonical JSON of the arguments (keys sorted at every depth), so a
-//! confirmation for "cancel A" cannot cancel B. The description the person sees comes from the
-//! domain's risk policy, built from the database, never from the model's arguments.
+//! * [`Surface::Chat`] — by a later message of theirs: a confirmation filed on one turn opens
+//!   only on a later turn, so "call, get refused, call again" within one turn is refused again.
+//! * [`Surface::Mcp`] — out of band: the call answers "NOT EXECUTED" and files a pending
+//!   request the person approves or declines on the web UI's Approvals page
+//!   ([`approve`], [`decline`]); the client's next identical call then runs once. Nothing the
+//!   client sends can approve. An in-protocol elicitation surface calls [`approve`] too, once
+//!   it has verified the person's answer (see [`approve`]).
+//! * [`Surface::Web`] — the person's own signed-in, CSRF-checked re-post of the form after a
+//!   confirmation page ([`check`] with `confirmed: true`).
+//!
+//! One record for all of them, at `USER#u / CONFIRM#<id>`: owner (the partition), capability,
+//! the hash of the validated input (canonical JSON), surface, description, state and a 1-hour
+//! expiry. The id hashes the surface's scope (conversation, token, web), the capability and
+//! the input, so a confirmation for "cancel A" cannot cancel B, one client's approval is not
+//! another's, and another user's record cannot even be named.
 //!
 //! Spending a confirmation is a version-checked write placed in the SAME transaction as the
-//! tool's own writes (see [`crate::Ctx::with_confirmation`]), so two racing calls cannot both
-//! pass and a crash can neither lose a confirmation nor act without spending it.
+//! capability's own writes (see [`crate::Ctx::with_confirmation`]), so two racing calls
+//! cannot both pass, and a crash can neither lose a confirmation nor act without spending it.
+//! Unknown capabilities and arguments that fail to parse are refused; a decision that fails
+//! holds the call.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use steward_store::{Item, StoreError, Table, WriteOp};
+use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
-use crate::ids::ConversationKey;
+use crate::ctx::Ctx;
+use crate::error::ServiceError;
+use crate::ids::{ConversationKey, TokenId, UserId};
 use crate::keys;
-use crate::limits::CONFIRMATION_TTL_SECS;
+use crate::limits::{CONFIRMATION_TTL_SECS, PENDING_APPROVALS_MAX};
+use crate::outcome::{ToolErrorKind, ToolOutcome};
+use crate::registry::{Registry, UnknownTool};
+use crate::tool::Decision;
 
-/// A pending confirmation.
+/// Where a call comes from, with what counts as the person's confirmation there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Surface {
+    /// A chat conversation, on turn `turn`: confirmed by a later message of the person.
+    Chat {
+        /// The conversation.
+        conversation: ConversationKey,
+        /// The turn the call is made on.
+        turn: u64,
+    },
+    /// An MCP client: confirmed out of band by the person (Approvals page, or a verified
+    /// in-protocol answer).
+    Mcp {
+        /// The token the client authenticated with (`None`: the local test user).
+        token: Option<TokenId>,
+        /// The token's label, shown to the person ("Claude desktop").
+        client: String,
+    },
+    /// The web UI: confirmed by the person re-posting the form from the confirmation page.
+    Web {
+        /// Whether this post is that re-post (`confirm=yes`).
+        confirmed: bool,
+    },
+}
+
+impl Surface {
+    /// The kind, as stored.
+    pub fn kind(&self) -> SurfaceKind {
+        match self {
+            Surface::Chat { .. } => SurfaceKind::Chat,
+            Surface::Mcp { .. } => SurfaceKind::Mcp,
+            Surface::Web { .. } => SurfaceKind::Web,
+        }
+    }
+
+    /// What a confirmation is bound to besides user, capability and input.
+    fn scope(&self) -> String {
+        match self {
+            Surface::Chat { conversation, .. } => format!("chat:{conversation}"),
+            Surface::Mcp { token: Some(t), .. } => format!("mcp:{t}"),
+            Surface::Mcp { token: None, .. } => "mcp:local".to_owned(),
+            Surface::Web { .. } => "web".to_owned(),
+        }
+    }
+}
+
+/// The surface a confirmation record belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SurfaceKind {
+    /// A chat conversation.
+    Chat,
+    /// An MCP client.
+    Mcp,
+    /// The web UI.
+    Web,
+}
+
+/// Where a confirmation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfirmState {
+    /// Waiting for the person.
+    Pending,
+    /// The person approved it out of band; the next identical call runs once.
+    Approved,
+    /// The person declined it; identical calls are refused until it expires.
+    Declined,
+    /// A confirmed call ran and spent it.
+    Spent,
+}
+
+/// One confirmation record (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PendingConfirmation {
-    /// The tool.
-    pub tool: String,
-    /// SHA-256 of the tool and its canonical arguments.
-    pub hash: String,
-    /// What the person is asked to confirm, from the risk policy.
+pub struct Confirmation {
+    /// Its id: the hash of scope, capability and input.
+    pub id: String,
+    /// The person it belongs to.
+    pub owner: UserId,
+    /// The capability (tool name).
+    pub capability: String,
+    /// SHA-256 of the capability and the canonical JSON of its validated input.
+    pub input_hash: String,
+    /// The validated input, for the person to see exactly what was asked.
+    pub input: Value,
+    /// The surface that asked.
+    pub surface: SurfaceKind,
+    /// The MCP client's label, when an MCP client asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// What the person confirms, built from the database by the capability's declaration.
     pub description: String,
-    /// The turn it was created on; it opens only on a later one.
-    pub created_turn: u64,
-    /// When it was created (epoch ms); it lapses after [`CONFIRMATION_TTL_SECS`].
+    /// The chat turn it was filed on (chat only); it opens on a later turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_turn: Option<u64>,
+    /// When it was filed (epoch ms); it lapses [`CONFIRMATION_TTL_SECS`] later.
     pub created_ms: i64,
-    /// Whether a confirmed call has spent it.
-    pub consumed: bool,
+    /// Where it stands.
+    pub state: ConfirmState,
+    /// When the person approved or declined it (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_ms: Option<i64>,
+}
+
+impl Confirmation {
+    /// Whether it is still within its hour at `now_ms`.
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        now_ms < self.created_ms + CONFIRMATION_TTL_SECS * 1000
+    }
+
+    /// When it lapses, epoch ms.
+    pub fn expires_ms(&self) -> i64 {
+        self.created_ms + CONFIRMATION_TTL_SECS * 1000
+    }
 }
 
 /// What the gate decided for one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GateDecision {
-    /// Not risky: run it.
+    /// Not held: run it.
     Pass,
-    /// Confirmed on an earlier turn: run it, spending the confirmation with this write in the
+    /// Confirmed by the person: run it, spending the confirmation with this write in the
     /// call's own transaction.
     Confirmed {
-        /// The version-checked write that marks the confirmation consumed.
+        /// The version-checked write that marks the confirmation spent.
         consume: WriteOp,
     },
-    /// Held: return this text to the model as the tool's (error) result.
+    /// Held: nothing runs.
     Held {
-        /// The refusal, starting with "NOT EXECUTED".
+        /// The plain sentence for the caller, starting with "NOT EXECUTED".
         message: String,
+        /// The record that holds it.
+        confirmation: Box<Confirmation>,
     },
+}
+
+/// What a call through the gate came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateOutcome {
+    /// The call ran (or was refused by the registry or the declaration): its outcome.
+    Ran(ToolOutcome),
+    /// The call is held; nothing ran.
+    Held {
+        /// The plain sentence for the caller, starting with "NOT EXECUTED".
+        message: String,
+        /// The record that holds it.
+        confirmation: Box<Confirmation>,
+    },
+}
+
+impl GateOutcome {
+    /// The text a model or client reads, and whether it is an error.
+    pub fn to_model_text(&self) -> (String, bool) {
+        match self {
+            GateOutcome::Ran(outcome) => (outcome.to_model_text(), !outcome.is_ok()),
+            GateOutcome::Held { message, .. } => (message.clone(), true),
+        }
+    }
+}
+
+/// Why the person's approval or decline could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    /// No such request of this person, or its hour is over.
+    #[error(
+        "That request has expired or does not exist; nothing was approved. Ask the client to try again."
+    )]
+    Gone,
+    /// It was already approved, declined or used.
+    #[error("That request was already {0}; nothing changed.")]
+    AlreadyDecided(&'static str),
+    /// Only MCP requests are approved out of band (chat is confirmed in chat, the web on its page).
+    #[error("That request is confirmed where it was asked, not here.")]
+    WrongSurface,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// JSON with object keys sorted at every depth and no insignificant whitespace, so identical
@@ -93,8 +254,7 @@ pub fn canonical_json(value: &Value) -> String {
     out
 }
 
-/// The hash a confirmation is filed under: SHA-256 of `tool`, a newline, and the canonical
-/// JSON of `args`.
+/// SHA-256 of `tool`, a newline, and the canonical JSON of `args`: the input hash.
 pub fn call_hash(tool: &str, args: &Value) -> String {
     let mut h = Sha256::new();
     h.update(tool.as_bytes());
@@ -103,20 +263,47 @@ pub fn call_hash(tool: &str, args: &Value) -> String {
     hex::encode(h.finalize())
 }
 
-/// The refusal a held call returns to the model: the instructions travel inside the result,
-/// the most reliable place for them.
+/// The record id of a call on `surface`: the input hash bound to the surface's scope.
+pub fn confirmation_id(surface: &Surface, tool: &str, args: &Value) -> String {
+    let mut h = Sha256::new();
+    h.update(surface.scope().as_bytes());
+    h.update(b"\n");
+    h.update(call_hash(tool, args).as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// The refusal a held chat call returns to the model: the instructions travel inside the
+/// result, the most reliable place for them.
 pub fn held_message(description: &str) -> String {
     format!(
         "NOT EXECUTED. This needs the user's confirmation first: {description}. Ask them to confirm in one short line. If they clearly say yes in their next message, call this same tool again with identical arguments."
     )
 }
 
-/// Decides a call of `tool` with `args` on turn `turn` of `conversation` at `now_ms`, given
-/// the risk policy's `description` (None: not risky).
+/// The refusal a held MCP call returns, by the state of its record.
+fn mcp_message(description: &str, state: ConfirmState) -> String {
+    match state {
+        ConfirmState::Declined => format!(
+            "NOT EXECUTED. The account holder declined this: {description}. It will not run; do not retry it. Ask them what they want instead."
+        ),
+        _ => format!(
+            "NOT EXECUTED. This needs the account holder's approval first: {description}. Nothing you send can approve it: they approve or decline it on the Approvals page of the Steward web app within an hour. Tell them so; once they approve, call this tool again with identical arguments and it runs once."
+        ),
+    }
+}
+
+/// The refusal of a held web action (the page shows the description itself).
+fn web_message(description: &str) -> String {
+    format!("NOT EXECUTED. Please confirm on this page: {description}.")
+}
+
+/// Decides a call of `tool` with validated `args` by `user` on `surface` at `now_ms`, given
+/// the declaration's `description` (None: not held). Files or updates the confirmation
+/// record when the call is held.
 pub async fn check(
     table: &dyn Table,
-    conversation: &ConversationKey,
-    turn: u64,
+    user: &UserId,
+    surface: &Surface,
     now_ms: i64,
     tool: &str,
     args: &Value,
@@ -125,62 +312,206 @@ pub async fn check(
     let Some(description) = description else {
         return Ok(GateDecision::Pass);
     };
-    let hash = call_hash(tool, args);
-    let pk = keys::conversation_pk(conversation);
-    let sk = keys::confirm_sk(&hash);
+    let id = confirmation_id(surface, tool, args);
+    let pk = keys::user_pk(user);
+    let sk = keys::confirm_sk(&id);
     let existing = table.get(&pk, &sk).await?;
-    let ttl_ms = CONFIRMATION_TTL_SECS * 1000;
     let parsed = existing
         .as_ref()
         .map(|item| {
-            item.parse::<PendingConfirmation>()
+            item.parse::<Confirmation>()
                 .map_err(|e| StoreError::Backend(format!("corrupt confirmation {sk}: {e}")))
         })
         .transpose()?;
-    let open = parsed
+    let live = parsed
         .as_ref()
-        .filter(|p| !p.consumed && now_ms < p.created_ms + ttl_ms);
+        .filter(|c| c.is_live(now_ms) && c.state != ConfirmState::Spent);
 
-    if let (Some(pending), Some(item)) = (open, existing.as_ref())
-        && pending.created_turn < turn
-    {
-        let spent = PendingConfirmation {
-            consumed: true,
-            ..pending.clone()
+    // Confirmed by the person on this surface's terms?
+    if let (Some(c), Some(item)) = (live, existing.as_ref()) {
+        let confirmed = match surface {
+            Surface::Chat { turn, .. } => {
+                c.state == ConfirmState::Pending && c.created_turn.is_some_and(|t| t < *turn)
+            }
+            Surface::Mcp { .. } => c.state == ConfirmState::Approved,
+            Surface::Web { confirmed } => *confirmed && c.state == ConfirmState::Pending,
         };
-        let next = Item::from_value(&pk, &sk, &spent)
-            .map_err(|e| StoreError::Backend(e.to_string()))?
-            .with_version(item.version + 1)
-            .with_ttl(expiry(pending.created_ms));
-        return Ok(GateDecision::Confirmed {
-            consume: WriteOp::put_if_version(next, item.version),
-        });
-    }
-    if open.is_none() {
-        // Nothing usable: file a fresh request (replacing a spent or lapsed one).
-        let pending = PendingConfirmation {
-            tool: tool.to_owned(),
-            hash,
-            description: description.clone(),
-            created_turn: turn,
-            created_ms: now_ms,
-            consumed: false,
-        };
-        let item = Item::from_value(&pk, &sk, &pending)
-            .map_err(|e| StoreError::Backend(e.to_string()))?
-            .with_ttl(expiry(now_ms));
-        let op = match &existing {
-            Some(old) => WriteOp::put_if_version(item.with_version(old.version + 1), old.version),
-            None => WriteOp::put_if_absent(item),
-        };
-        match table.write(vec![op]).await {
-            // A racing call filed it first: the same refusal stands.
-            Ok(()) | Err(StoreError::ConditionFailed { .. }) => {}
-            Err(e) => return Err(e),
+        if confirmed {
+            let spent = Confirmation {
+                state: ConfirmState::Spent,
+                ..c.clone()
+            };
+            let next = Item::from_value(&pk, &sk, &spent)
+                .map_err(|e| StoreError::Backend(e.to_string()))?
+                .with_version(item.version + 1)
+                .with_ttl(expiry_secs(c.created_ms));
+            return Ok(GateDecision::Confirmed {
+                consume: WriteOp::put_if_version(next, item.version),
+            });
         }
     }
+
+    let record = match live {
+        // Still waiting (or declined): the same record stands.
+        Some(c) => c.clone(),
+        None => {
+            // Nothing usable: file a fresh request (replacing a spent or lapsed one).
+            let record = Confirmation {
+                id: id.clone(),
+                owner: user.clone(),
+                capability: tool.to_owned(),
+                input_hash: call_hash(tool, args),
+                input: args.clone(),
+                surface: surface.kind(),
+                client: match surface {
+                    Surface::Mcp { client, .. } => Some(client.clone()),
+                    _ => None,
+                },
+                description: description.clone(),
+                created_turn: match surface {
+                    Surface::Chat { turn, .. } => Some(*turn),
+                    _ => None,
+                },
+                created_ms: now_ms,
+                state: ConfirmState::Pending,
+                decided_ms: None,
+            };
+            let item = Item::from_value(&pk, &sk, &record)
+                .map_err(|e| StoreError::Backend(e.to_string()))?
+                .with_ttl(expiry_secs(now_ms));
+            let op = match &existing {
+                Some(old) => {
+                    WriteOp::put_if_version(item.with_version(old.version + 1), old.version)
+                }
+                None => WriteOp::put_if_absent(item),
+            };
+            match table.write(vec![op]).await {
+                // A racing call filed it first: the same refusal stands.
+                Ok(()) | Err(StoreError::ConditionFailed { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            record
+        }
+    };
+    let message = match surface {
+        Surface::Chat { .. } => held_message(&record.description),
+        Surface::Mcp { .. } => mcp_message(&record.description, record.state),
+        Surface::Web { .. } => web_message(&record.description),
+    };
     Ok(GateDecision::Held {
-        message: held_message(&description),
+        message,
+        confirmation: Box::new(record),
+    })
+}
+
+/// Runs the capability `name` for `ctx` from `surface` through the gate: unknown names are an
+/// `Err`; invalid arguments and arguments the declaration refuses come back as readable
+/// errors; a held call files its confirmation and runs nothing; a confirmed call runs with the
+/// confirmation spent in its own transaction. A call whose effect already committed (a resumed
+/// chat turn) is answered from its stored result by the registry.
+pub async fn run(
+    registry: &Registry,
+    ctx: Ctx,
+    surface: &Surface,
+    name: &str,
+    args: Value,
+) -> Result<Result<GateOutcome, StoreError>, UnknownTool> {
+    let tool = registry.get(name).ok_or_else(|| UnknownTool {
+        name: name.to_owned(),
+    })?;
+    let args = match tool.validate(args) {
+        Ok(args) => args,
+        Err(msg) => {
+            return Ok(Ok(GateOutcome::Ran(ToolOutcome::error(
+                ToolErrorKind::InvalidArguments,
+                msg,
+            ))));
+        }
+    };
+    Ok(run_validated(registry, ctx, surface, name, args).await)
+}
+
+async fn run_validated(
+    registry: &Registry,
+    ctx: Ctx,
+    surface: &Surface,
+    name: &str,
+    args: Value,
+) -> Result<GateOutcome, StoreError> {
+    let call = |ctx: Ctx, args: Value| async move {
+        match registry.call(ctx, name, args).await {
+            Ok(outcome) => outcome,
+            Err(unknown) => {
+                ToolOutcome::error(ToolErrorKind::InvalidArguments, unknown.to_string())
+            }
+        }
+    };
+    let Some(tool) = registry.get(name) else {
+        return Ok(GateOutcome::Ran(ToolOutcome::error(
+            ToolErrorKind::InvalidArguments,
+            UnknownTool {
+                name: name.to_owned(),
+            }
+            .to_string(),
+        )));
+    };
+    // A call that already committed (a crash after its transaction) is replayed by the
+    // registry from its stored effect; the gate must not see its spent confirmation.
+    if let Some(effect) = ctx.effect()
+        && crate::effect::stored_effect(ctx.table().as_ref(), effect)
+            .await
+            .map_err(service_to_store)?
+            .is_some()
+    {
+        return Ok(GateOutcome::Ran(call(ctx, args).await));
+    }
+    let description = match tool.decide(&ctx, &args).await {
+        Decision::Run => None,
+        Decision::Hold { description } => Some(description),
+        Decision::Refuse { message } => {
+            return Ok(GateOutcome::Ran(ToolOutcome::error(
+                ToolErrorKind::InvalidArguments,
+                message,
+            )));
+        }
+    };
+    let table = ctx.table().clone();
+    let decision = check(
+        table.as_ref(),
+        ctx.user(),
+        surface,
+        ctx.now_millis(),
+        name,
+        &args,
+        description,
+    )
+    .await?;
+    Ok(match decision {
+        GateDecision::Pass => GateOutcome::Ran(call(ctx, args).await),
+        GateDecision::Held {
+            message,
+            confirmation,
+        } => {
+            tracing::info!(
+                user = %ctx.user(),
+                tool = name,
+                surface = ?surface.kind(),
+                confirmation = %confirmation.id,
+                "call held for confirmation"
+            );
+            GateOutcome::Held {
+                message,
+                confirmation,
+            }
+        }
+        GateDecision::Confirmed { consume } => {
+            let outcome = call(ctx.with_confirmation(consume.clone()), args).await;
+            if outcome.is_ok() {
+                // A handler that wrote nothing did not carry the consume: spend it now.
+                spend(table.as_ref(), consume).await?;
+            }
+            GateOutcome::Ran(outcome)
+        }
     })
 }
 
@@ -193,8 +524,112 @@ pub async fn spend(table: &dyn Table, consume: WriteOp) -> Result<(), StoreError
     }
 }
 
-fn expiry(created_ms: i64) -> i64 {
+/// The person's live MCP requests (pending, approved or declined), newest first: what the
+/// Approvals page lists.
+pub async fn list_requests(
+    table: &dyn Table,
+    user: &UserId,
+    now_ms: i64,
+) -> Result<Vec<Confirmation>, StoreError> {
+    let query = Query::prefix(keys::user_pk(user), keys::CONFIRM_SK_PREFIX);
+    let items = table.query_all(&query, PENDING_APPROVALS_MAX).await?;
+    let mut out: Vec<Confirmation> = items
+        .iter()
+        .filter_map(|i| i.parse::<Confirmation>().ok())
+        .filter(|c| {
+            c.surface == SurfaceKind::Mcp && c.is_live(now_ms) && c.state != ConfirmState::Spent
+        })
+        .collect();
+    out.sort_by_key(|c| std::cmp::Reverse(c.created_ms));
+    Ok(out)
+}
+
+/// The person `user` approves their pending MCP request `id`: the client's next identical call
+/// runs once. Call it only from a surface where the person (not a client or a model) acts: the
+/// web UI's Approvals page, a button in their linked chat, or an in-protocol elicitation answer
+/// whose sealed request state the surface has verified (HMAC bound to this user, this id and its
+/// expiry) — the seal proves the person answered, this call records it.
+pub async fn approve(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    now_ms: i64,
+) -> Result<Confirmation, ApprovalError> {
+    settle(table, user, id, now_ms, ConfirmState::Approved).await
+}
+
+/// The person `user` declines their pending MCP request `id`: identical calls are refused until
+/// it lapses. Same callers as [`approve`].
+pub async fn decline(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    now_ms: i64,
+) -> Result<Confirmation, ApprovalError> {
+    settle(table, user, id, now_ms, ConfirmState::Declined).await
+}
+
+async fn settle(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    now_ms: i64,
+    to: ConfirmState,
+) -> Result<Confirmation, ApprovalError> {
+    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApprovalError::Gone);
+    }
+    let pk = keys::user_pk(user);
+    let sk = keys::confirm_sk(id);
+    let Some(item) = table.get(&pk, &sk).await? else {
+        return Err(ApprovalError::Gone);
+    };
+    let c: Confirmation = item
+        .parse()
+        .map_err(|e| StoreError::Backend(format!("corrupt confirmation {sk}: {e}")))?;
+    if !c.is_live(now_ms) {
+        return Err(ApprovalError::Gone);
+    }
+    if c.surface != SurfaceKind::Mcp {
+        return Err(ApprovalError::WrongSurface);
+    }
+    match c.state {
+        ConfirmState::Pending => {}
+        ConfirmState::Approved if to == ConfirmState::Approved => return Ok(c),
+        ConfirmState::Declined if to == ConfirmState::Declined => return Ok(c),
+        ConfirmState::Approved => return Err(ApprovalError::AlreadyDecided("approved")),
+        ConfirmState::Declined => return Err(ApprovalError::AlreadyDecided("declined")),
+        ConfirmState::Spent => return Err(ApprovalError::AlreadyDecided("used")),
+    }
+    let next = Confirmation {
+        state: to,
+        decided_ms: Some(now_ms),
+        ..c.clone()
+    };
+    let put = Item::from_value(&pk, &sk, &next)
+        .map_err(|e| StoreError::Backend(e.to_string()))?
+        .with_version(item.version + 1)
+        .with_ttl(expiry_secs(c.created_ms));
+    match table
+        .write(vec![WriteOp::put_if_version(put, item.version)])
+        .await
+    {
+        Ok(()) => Ok(next),
+        // Someone (a second tab, a double click) settled it first: report what stands.
+        Err(StoreError::ConditionFailed { .. }) => Err(ApprovalError::AlreadyDecided("handled")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn expiry_secs(created_ms: i64) -> i64 {
     created_ms.div_euclid(1000) + CONFIRMATION_TTL_SECS
+}
+
+fn service_to_store(e: ServiceError) -> StoreError {
+    match e {
+        ServiceError::Store(s) => s,
+        other => StoreError::Backend(other.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -217,5 +652,25 @@ mod tests {
             call_hash("publish_event", &json!({"event_id": "e1"}))
         );
         assert_eq!(canonical_json(&json!({"k": "a\"b"})), r#"{"k":"a\"b"}"#);
+    }
+
+    #[test]
+    fn a_confirmation_is_bound_to_its_surface() {
+        let args = json!({"event_id": "e1"});
+        let web = confirmation_id(&Surface::Web { confirmed: false }, "cancel_event", &args);
+        let mcp = confirmation_id(
+            &Surface::Mcp {
+                token: None,
+                client: "x".into(),
+            },
+            "cancel_event",
+            &args,
+        );
+        assert_ne!(web, mcp);
+        assert_eq!(
+            web,
+            confirmation_id(&Surface::Web { confirmed: true }, "cancel_event", &args),
+            "the confirming re-post finds the record its first post filed"
+        );
     }
 }

@@ -179,9 +179,12 @@ pub fn seen_sk(turn: u64, index: u32) -> String {
     format!("{SEEN_SK_PREFIX}{turn:010}#{index:02}")
 }
 
-/// Sort key of a pending confirmation of the tool call whose hash is `hash`.
-pub fn confirm_sk(hash: &str) -> String {
-    format!("CONFIRM#{hash}")
+/// Sort-key prefix of the confirmation records under `USER#u` (the gate's).
+pub const CONFIRM_SK_PREFIX: &str = "CONFIRM#";
+
+/// Sort key (under `USER#u`) of the confirmation record `id` (see [`crate::gate`]).
+pub fn confirm_sk(id: &str) -> String {
+    format!("{CONFIRM_SK_PREFIX}{id}")
 }
 
 /// Sort key of a user's token usage for one month (`yyyy-mm`) under [`user_pk`].
@@ -197,7 +200,8 @@ pub const USAGE_SK_PREFIX: &str = "USAGE#";
 const HARNESS_PK_KINDS: [&str; 6] = ["USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV"];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
-const HARNESS_USER_SKS: [&str; 7] = [
+const HARNESS_USER_SKS: [&str; 8] = [
+    CONFIRM_SK_PREFIX,
     PROFILE_SK,
     USAGE_SK_PREFIX,
     ACTION_SK_PREFIX,

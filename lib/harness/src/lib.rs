@@ -1,5 +1,6 @@
 //! The reusable agent harness. It never names anything of the domain: a domain plugs in
-//! through the tool [`Registry`], a [`RiskPolicy`] and a [`ContextSource`].
+//! through the tool [`Registry`] (each [`ToolDef`] declares which calls the confirmation
+//! [`gate`] holds) and a [`ContextSource`].
 //!
 //! Modules, each named after what it owns:
 //! * [`ids`]: identifier newtypes that check their text ([`UserId`], [`ActionId`], …).
@@ -60,8 +61,9 @@ pub mod usage;
 pub use accounts::{AccountStatus, Profile, TimeZoneName};
 pub use audit::{Audited, audited};
 pub use ctx::{Actor, Ctx};
-pub use domain::{ContextSource, NoRisk, RiskPolicy};
+pub use domain::ContextSource;
 pub use error::ServiceError;
+pub use gate::{GateOutcome, Surface};
 pub use ids::{
     ActionId, ChannelIdentity, ChannelName, CommitId, ConversationKey, EffectKey, ExternalId,
     TokenId, ToolUseId, UserId,
@@ -74,7 +76,7 @@ pub use outcome::{ToolError, ToolErrorKind, ToolOutcome};
 pub use prompt::{FrozenPrefix, PROMPT_VERSION};
 pub use registry::{McpTool, ModelTool, Registry, UnknownTool};
 pub use shaping::{ShapedReply, shape_reply};
-pub use tool::{ToolDef, ToolDefError, ToolResult};
+pub use tool::{ConfirmKind, Decision, ToolDef, ToolDefError, ToolResult, UndecidedTool};
 pub use turn::{
     Agent, Domain, ModelSettings, Outbox, TurnError, TurnInput, TurnLimits, TurnOutcome,
 };

@@ -73,6 +73,10 @@ pub const COMPACTION_CHARS_DEFAULT: usize = 180_000;
 /// How long a pending confirmation of a risky call stays usable: stale approvals expire.
 pub const CONFIRMATION_TTL_SECS: i64 = 60 * 60;
 
+/// Most confirmation records read for one Approvals page: a person has a handful at a time,
+/// each lapses within the hour, and the page must stay one bounded query.
+pub const PENDING_APPROVALS_MAX: usize = 200;
+
 /// Largest tool-results row written to the model transcript, in bytes of JSON: a round of
 /// many large results is trimmed to fit DynamoDB's item limit with room to spare.
 pub const TOOL_ROUND_BYTES_MAX: usize = 300_000;

@@ -12,7 +12,7 @@ use crate::ctx::Ctx;
 use crate::effect;
 use crate::error::ServiceError;
 use crate::outcome::{ToolErrorKind, ToolOutcome};
-use crate::tool::{HandlerError, ToolDef, ToolDefError, ToolResult};
+use crate::tool::{ConfirmKind, HandlerError, ToolDef, ToolDefError, ToolResult};
 
 /// A tool as the model's API wants it (`tools: [{name, description, input_schema}]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,8 +31,9 @@ pub struct ModelTool {
 pub struct McpAnnotations {
     /// The tool changes nothing.
     pub read_only_hint: bool,
-    /// The tool may destroy or publish something (the tool is flagged risky). Always sent,
-    /// since MCP assumes `true` for a write tool that omits it.
+    /// The tool may destroy or publish something: its declaration holds some calls for the
+    /// person's confirmation. Always sent, since MCP assumes `true` for a write tool that
+    /// omits it.
     pub destructive_hint: bool,
     /// Repeating the call with the same arguments changes nothing more.
     pub idempotent_hint: bool,
@@ -124,7 +125,7 @@ impl Registry {
                 input_schema: t.input_schema().clone(),
                 annotations: McpAnnotations {
                     read_only_hint: t.is_read_only(),
-                    destructive_hint: !t.is_read_only() && t.is_risky(),
+                    destructive_hint: t.confirmation() == ConfirmKind::HeldWhen,
                     idempotent_hint: t.is_read_only() || t.is_idempotent(),
                     open_world_hint: false,
                 },

@@ -1,8 +1,42 @@
 //! One capability, defined once: [`ToolDef`] = name, model-facing description, typed input
-//! with a `schemars` JSON Schema, flags, and an async handler. The model's tool list, the MCP
-//! tool list and argument validation are all derived from it (see [`crate::Registry`]).
+//! with a `schemars` JSON Schema, an async handler and its confirmation declaration. The
+//! model's tool list, the MCP tool list (and its hints), argument validation and what the
+//! confirmation gate holds are all derived from it (see [`crate::Registry`], [`crate::gate`]).
+//!
+//! The declaration is mandatory and typed: [`ToolDef::new`] returns an [`UndecidedTool`],
+//! and only [`UndecidedTool::read_only`], [`UndecidedTool::never_held`] or
+//! [`UndecidedTool::held_when`] turn it into a [`ToolDef`] a registry accepts. A capability
+//! without a decision does not compile:
+//!
+//! ```compile_fail
+//! use steward_harness::{Ctx, Registry, ToolDef, ToolResult};
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Input { id: String }
+//! let undecided = ToolDef::new::<Input, _, _>("wipe", "Wipes.", |_c: Ctx, _i: Input| async {
+//!     Ok(ToolResult::new("gone"))
+//! })
+//! .unwrap();
+//! let mut registry = Registry::new();
+//! registry.add(undecided).unwrap(); // no confirmation declared: not a ToolDef
+//! ```
+//!
+//! The same definition with a decision compiles:
+//!
+//! ```
+//! use steward_harness::{Ctx, Registry, ToolDef, ToolResult};
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Input { id: String }
+//! let decided = ToolDef::new::<Input, _, _>("wipe", "Wipes.", |_c: Ctx, _i: Input| async {
+//!     Ok(ToolResult::new("gone"))
+//! })
+//! .unwrap()
+//! .held_when(|_c: Ctx, i: Input| async move { Ok(Some(format!("Wipe {}", i.id))) });
+//! let mut registry = Registry::new();
+//! registry.add(decided).unwrap();
+//! ```
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -104,6 +138,58 @@ pub(crate) enum HandlerError {
 type Handler =
     Arc<dyn Fn(Ctx, Value) -> BoxFuture<'static, Result<ToolResult, HandlerError>> + Send + Sync>;
 
+type Decider = Arc<
+    dyn Fn(Ctx, Value) -> BoxFuture<'static, Result<Option<String>, HandlerError>> + Send + Sync,
+>;
+
+/// What a capability declares about confirmation, as the registry, MCP's hints and the
+/// held-capabilities table see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfirmKind {
+    /// Changes nothing; never held (MCP `readOnlyHint`).
+    ReadOnly,
+    /// Writes, but nothing that needs the person's confirmation.
+    NeverHeld,
+    /// Held whenever its decision describes the call (MCP `destructiveHint`).
+    HeldWhen,
+}
+
+/// The declaration itself, with the decision function for [`ConfirmKind::HeldWhen`].
+#[derive(Clone)]
+enum Declaration {
+    ReadOnly,
+    NeverHeld,
+    HeldWhen(Decider),
+}
+
+impl Declaration {
+    fn kind(&self) -> ConfirmKind {
+        match self {
+            Declaration::ReadOnly => ConfirmKind::ReadOnly,
+            Declaration::NeverHeld => ConfirmKind::NeverHeld,
+            Declaration::HeldWhen(_) => ConfirmKind::HeldWhen,
+        }
+    }
+}
+
+/// What a capability's declaration says about one call with validated arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// It may run at once.
+    Run,
+    /// It runs only after the person confirms; `description` (built from the database) says
+    /// what they confirm.
+    Hold {
+        /// "Cancel "Summer Meetup" (42 registrations)".
+        description: String,
+    },
+    /// The arguments do not make a call of this capability; nothing runs.
+    Refuse {
+        /// "Invalid arguments: …".
+        message: String,
+    },
+}
+
 /// One tool: see the [module docs](self).
 #[derive(Clone)]
 pub struct ToolDef {
@@ -111,8 +197,7 @@ pub struct ToolDef {
     description: String,
     input_schema: Value,
     validator: Arc<jsonschema::Validator>,
-    read_only: bool,
-    risky: bool,
+    declaration: Declaration,
     idempotent: bool,
     focuses: bool,
     handler: Handler,
@@ -122,23 +207,81 @@ impl std::fmt::Debug for ToolDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolDef")
             .field("name", &self.name)
-            .field("read_only", &self.read_only)
-            .field("risky", &self.risky)
+            .field("confirmation", &self.declaration.kind())
             .field("idempotent", &self.idempotent)
             .finish_non_exhaustive()
     }
 }
 
+/// A tool whose confirmation is not declared yet: no registry takes it. Exactly one of
+/// [`read_only`](Self::read_only), [`never_held`](Self::never_held) or
+/// [`held_when`](Self::held_when) makes it a [`ToolDef`].
+pub struct UndecidedTool<I> {
+    tool: ToolDef,
+    input: PhantomData<fn() -> I>,
+}
+
+impl<I> std::fmt::Debug for UndecidedTool<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UndecidedTool")
+            .field("name", &self.tool.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<I> UndecidedTool<I>
+where
+    I: DeserializeOwned + Send + 'static,
+{
+    /// The tool changes nothing: it works on a paused account, skips the effect bookkeeping
+    /// and is never held.
+    pub fn read_only(mut self) -> ToolDef {
+        self.tool.declaration = Declaration::ReadOnly;
+        self.tool
+    }
+
+    /// The tool writes, but no call of it needs the person's confirmation.
+    pub fn never_held(mut self) -> ToolDef {
+        self.tool.declaration = Declaration::NeverHeld;
+        self.tool
+    }
+
+    /// The tool is held for the person's confirmation whenever `decide` returns a description
+    /// (built from the database, never from the caller's words) for the typed input; `None`
+    /// lets the call run. A decision that fails holds the call (and is logged).
+    pub fn held_when<D, DFut>(mut self, decide: D) -> ToolDef
+    where
+        D: Fn(Ctx, I) -> DFut + Send + Sync + 'static,
+        DFut: Future<Output = Result<Option<String>, ServiceError>> + Send + 'static,
+    {
+        let decide = Arc::new(decide);
+        let erased: Decider = Arc::new(move |ctx: Ctx, args: Value| {
+            let decide = Arc::clone(&decide);
+            async move {
+                let input: I = serde_json::from_value(args)
+                    .map_err(|e| HandlerError::Arguments(e.to_string()))?;
+                decide(ctx, input).await.map_err(HandlerError::Service)
+            }
+            .boxed()
+        });
+        self.tool.declaration = Declaration::HeldWhen(erased);
+        self.tool
+    }
+}
+
 impl ToolDef {
     /// Defines a tool whose input is `I` (its JSON Schema is generated here, once) and whose
-    /// handler is `handler`. The tool is a write tool, not risky, not idempotent until the
-    /// builder methods say otherwise. The input type must not have a user field: identity
-    /// comes from the [`Ctx`], and unknown argument fields are dropped before deserializing.
+    /// handler is `handler`; the confirmation is declared next, on the [`UndecidedTool`]. The
+    /// input type must not have a user field: identity comes from the [`Ctx`], and unknown
+    /// argument fields are dropped before deserializing.
+    // Type-state: `new` deliberately returns the undecided tool, so a definition without a
+    // confirmation declaration cannot reach a registry.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new<I, F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,
         handler: F,
-    ) -> Result<Self, ToolDefError>
+    ) -> Result<UndecidedTool<I>, ToolDefError>
     where
         I: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(Ctx, I) -> Fut + Send + Sync + 'static,
@@ -180,31 +323,21 @@ impl ToolDef {
             }
             .boxed()
         });
-        Ok(Self {
+        let tool = Self {
             name,
             description: description.into(),
             input_schema,
             validator: Arc::new(validator),
-            read_only: false,
-            risky: false,
+            // Replaced by the declaration; an UndecidedTool never reaches a registry.
+            declaration: Declaration::NeverHeld,
             idempotent: false,
             focuses: false,
             handler: erased,
+        };
+        Ok(UndecidedTool {
+            tool,
+            input: PhantomData,
         })
-    }
-
-    /// Marks the tool as read-only: it changes nothing, so it works on a paused account and
-    /// skips the effect bookkeeping.
-    pub fn read_only(mut self) -> Self {
-        self.read_only = true;
-        self
-    }
-
-    /// Marks the tool as one the domain's risk policy may hold for confirmation (destructive or
-    /// visible to others); MCP clients see `destructiveHint: true`.
-    pub fn risky(mut self) -> Self {
-        self.risky = true;
-        self
     }
 
     /// Marks the tool as idempotent: calling it again with the same arguments changes nothing
@@ -243,12 +376,43 @@ impl ToolDef {
 
     /// Whether the tool only reads.
     pub fn is_read_only(&self) -> bool {
-        self.read_only
+        self.declaration.kind() == ConfirmKind::ReadOnly
     }
 
-    /// Whether the tool is flagged risky.
-    pub fn is_risky(&self) -> bool {
-        self.risky
+    /// What the tool declares about confirmation.
+    pub fn confirmation(&self) -> ConfirmKind {
+        self.declaration.kind()
+    }
+
+    /// Asks the declaration about one call with already validated `args`. Arguments that do
+    /// not deserialize into the input type are refused (never "not risky"); a decision that
+    /// fails holds the call, with a description that says so, and is logged.
+    pub async fn decide(&self, ctx: &Ctx, args: &Value) -> Decision {
+        let Declaration::HeldWhen(decide) = &self.declaration else {
+            return Decision::Run;
+        };
+        match decide(ctx.clone(), args.clone()).await {
+            Ok(None) => Decision::Run,
+            Ok(Some(description)) => Decision::Hold { description },
+            Err(HandlerError::Arguments(msg)) => Decision::Refuse {
+                message: format!("Invalid arguments: {msg}"),
+            },
+            Err(HandlerError::Service(e)) => {
+                tracing::error!(
+                    tool = %self.name,
+                    user = %ctx.user(),
+                    action = %ctx.action(),
+                    error = %e,
+                    "confirmation decision failed; holding the call"
+                );
+                Decision::Hold {
+                    description: format!(
+                        "run {} (Steward could not check what it would change, so it asks first)",
+                        self.name
+                    ),
+                }
+            }
+        }
     }
 
     /// Whether the tool is idempotent.
@@ -389,6 +553,7 @@ mod tests {
             Ok(ToolResult::new(input.title))
         })
         .unwrap()
+        .never_held()
     }
 
     #[test]

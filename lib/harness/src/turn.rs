@@ -26,7 +26,7 @@ use tracing::Instrument;
 
 use crate::chat_tools::{self, ChatToolCall};
 use crate::conversation::{self, Claim, Conversation};
-use crate::gate::{self, GateDecision};
+use crate::gate::{self, GateOutcome, Surface};
 use crate::ids::{ActionId, ChannelName, ConversationKey, EffectKey, ToolUseId, UserId};
 use crate::limits::{
     COMPACTION_CHARS_DEFAULT, MESSAGES_PER_HOUR_MAX, MODEL_CALLS_PER_TURN_MAX, TOOL_ROUND_BYTES_MAX,
@@ -35,7 +35,7 @@ use crate::prompt::FrozenPrefix;
 use crate::shaping::{ShapedReply, shape_reply};
 use crate::transcript::{self, ModelRow, PlacedRow, RowSource, SeenRow};
 use crate::{
-    AccountStatus, Actor, ContextSource, Ctx, Registry, RiskPolicy, ToolOutcome, accounts,
+    AccountStatus, Actor, ContextSource, Ctx, Registry, ToolOutcome, ToolResult, accounts,
     compaction, usage,
 };
 
@@ -169,7 +169,6 @@ pub struct Agent {
     settings: ModelSettings,
     limits: TurnLimits,
     registry: Arc<Registry>,
-    risk: Arc<dyn RiskPolicy>,
     context: Arc<dyn ContextSource>,
     prefix: FrozenPrefix,
     /// Process-wide: once the provider rejected an optional feature, stop sending it.
@@ -192,10 +191,8 @@ pub struct Domain {
     pub product: String,
     /// The domain's part of the system prompt.
     pub prompt: String,
-    /// The shared tool registry.
+    /// The shared tool registry; each capability declares which of its calls are held.
     pub registry: Arc<Registry>,
-    /// Which calls need confirmation, described from the database.
-    pub risk: Arc<dyn RiskPolicy>,
     /// The per-turn context block.
     pub context: Arc<dyn ContextSource>,
 }
@@ -223,7 +220,6 @@ impl Agent {
             settings,
             limits,
             registry: domain.registry,
-            risk: domain.risk,
             context: domain.context,
             prefix,
             lean: AtomicBool::new(false),
@@ -795,8 +791,9 @@ impl ModelRun<'_> {
                         m.active_record = Some(focus.clone());
                     })
                     .await?;
+                    let summary = format!("Now talking about {id}.");
                     Ok((
-                        format!("{{\"ok\":true,\"summary\":\"Now talking about {id}.\"}}"),
+                        ToolOutcome::Ok(ToolResult::new(summary)).to_model_text(),
                         false,
                     ))
                 }
@@ -826,8 +823,9 @@ impl ModelRun<'_> {
                                 },
                             )
                             .await?;
+                            let summary = format!("Reacted with {emoji}.");
                             Ok((
-                                format!("{{\"ok\":true,\"summary\":\"Reacted with {emoji}.\"}}"),
+                                ToolOutcome::Ok(ToolResult::new(summary)).to_model_text(),
                                 false,
                             ))
                         }
@@ -854,7 +852,6 @@ impl ModelRun<'_> {
             ));
         };
         let focuses = tool.is_focusing();
-        let read_only = tool.is_read_only();
         let tool_use = match ToolUseId::parse(&call.id) {
             Ok(id) => id,
             Err(e) => {
@@ -866,56 +863,28 @@ impl ModelRun<'_> {
             }
         };
         let effect = EffectKey::new(key.clone(), tool_use.clone());
-        let ctx = self.ctx().with_effect(effect.clone());
-
-        // A call that already committed (a crash after its transaction) is replayed by the
-        // registry from its stored effect; the gate must not see its spent confirmation.
-        let already = crate::effect::stored_effect(table, &effect)
-            .await
-            .map_err(service_to_store)?
-            .is_some();
-        let decision = if already || read_only {
-            GateDecision::Pass
-        } else {
-            let description = match self
-                .agent
-                .risk
-                .describe_risk(&ctx, &call.name, &call.input)
-                .await
-            {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::error!(error = %e, tool = %call.name, "risk policy failed; holding the call");
-                    Some(format!("run {}", call.name))
-                }
-            };
-            gate::check(
-                table,
-                &key,
-                self.turn,
-                self.agent.clock.now_millis(),
-                &call.name,
-                &call.input,
-                description,
-            )
-            .await?
+        let ctx = self.ctx().with_effect(effect);
+        let surface = Surface::Chat {
+            conversation: key.clone(),
+            turn: self.turn,
         };
-        let outcome = match decision {
-            GateDecision::Held { message } => return Ok((message, true)),
-            GateDecision::Pass => self.call_registry(ctx, call).await,
-            GateDecision::Confirmed { consume } => {
-                let outcome = self
-                    .call_registry(ctx.with_confirmation(consume.clone()), call)
-                    .await;
-                if outcome.is_ok() {
-                    // A handler that wrote nothing did not carry the consume: spend it now.
-                    gate::spend(table, consume).await?;
-                }
-                outcome
-            }
+        let outcome = match gate::run(
+            &self.agent.registry,
+            ctx,
+            &surface,
+            &call.name,
+            call.input.clone(),
+        )
+        .await
+        {
+            Ok(ran) => ran?,
+            Err(unknown) => GateOutcome::Ran(ToolOutcome::error(
+                crate::ToolErrorKind::InvalidArguments,
+                format!("Unknown tool {}.", unknown.name),
+            )),
         };
         if focuses
-            && let ToolOutcome::Ok(result) = &outcome
+            && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
             && let Some(id) = result
                 .data
                 .as_ref()
@@ -928,22 +897,7 @@ impl ModelRun<'_> {
             })
             .await?;
         }
-        Ok((outcome.to_model_text(), !outcome.is_ok()))
-    }
-
-    async fn call_registry(&self, ctx: Ctx, call: &ToolUseBlock) -> ToolOutcome {
-        match self
-            .agent
-            .registry
-            .call(ctx, &call.name, call.input.clone())
-            .await
-        {
-            Ok(outcome) => outcome,
-            Err(unknown) => ToolOutcome::error(
-                crate::ToolErrorKind::InvalidArguments,
-                format!("Unknown tool {}.", unknown.name),
-            ),
-        }
+        Ok(outcome.to_model_text())
     }
 }
 

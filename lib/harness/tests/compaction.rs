@@ -226,6 +226,30 @@ mod shaping_through_a_turn {
         r.model.push(Ok(CreateResponse::new(
             vec![ContentBlock::tool_use(
                 "tu_1",
+                "add_note",
+                json!({"title": "Shopping"}),
+            )],
+            StopReason::ToolUse,
+        )));
+        r.model.push(Ok(text("Added.")));
+        r.say("m1", "note: shopping").await;
+        let results = r.last_results();
+        let added: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
+        let id = added["data"]["id"].as_str().unwrap().to_owned();
+        r.model.push(Ok(text("Sure.")));
+        r.say("m2", "what now").await;
+        let req = r.model.requests().pop().unwrap();
+        let t = steward_llm::text_of(&req.messages.last().unwrap().content);
+        assert!(
+            t.contains(&format!("Active: {id}")),
+            "the create made it active: {t}"
+        );
+    }
+
+    async fn set_active_record_switches_the_record(r: Rig) {
+        r.model.push(Ok(CreateResponse::new(
+            vec![ContentBlock::tool_use(
+                "tu_1",
                 "set_active_record",
                 json!({"record_id": "n123"}),
             )],
@@ -246,6 +270,7 @@ mod shaping_through_a_turn {
         only_one_reaction_per_turn,
         buttons_reach_the_channel,
         created_records_become_active,
+        set_active_record_switches_the_record,
     );
 
     mod web_chat {

@@ -11,13 +11,20 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use steward_harness::gate::{self, GateDecision};
+use steward_harness::gate::{self, GateDecision, Surface};
 use steward_harness::{Actor, ConversationKey, EffectKey, ToolUseId};
 use steward_llm::{ContentBlock, CreateResponse, StopReason};
 use steward_store::testing::Backend;
 
 use chat::rig::Rig;
 use support::notes;
+
+fn chat(r: &Rig, turn: u64) -> Surface {
+    Surface::Chat {
+        conversation: r.conv.clone(),
+        turn,
+    }
+}
 
 async fn rig(backend: Backend) -> Option<Rig> {
     Rig::on(backend).await
@@ -123,8 +130,8 @@ async fn a_consumed_confirmation_cannot_be_used_twice(r: Rig) {
     // directly: the confirmation is spent, so the same call is held again.
     let decision = gate::check(
         r.world.table.as_ref(),
-        &r.conv,
-        99,
+        &r.user,
+        &chat(&r, 99),
         r.world.clock_now(),
         "delete_note",
         &json!({"id": a}),
@@ -196,8 +203,8 @@ async fn two_concurrent_identical_calls_run_once(r: Rig) {
     // Turn 1 files the request.
     let held = gate::check(
         table,
-        &r.conv,
-        1,
+        &r.user,
+        &chat(&r, 1),
         r.world.clock_now(),
         "delete_note",
         &args,
@@ -209,8 +216,8 @@ async fn two_concurrent_identical_calls_run_once(r: Rig) {
     // Turn 2: two racing calls both see the open confirmation…
     let d1 = gate::check(
         table,
-        &r.conv,
-        2,
+        &r.user,
+        &chat(&r, 2),
         r.world.clock_now(),
         "delete_note",
         &args,
@@ -220,8 +227,8 @@ async fn two_concurrent_identical_calls_run_once(r: Rig) {
     .unwrap();
     let d2 = gate::check(
         table,
-        &r.conv,
-        2,
+        &r.user,
+        &chat(&r, 2),
         r.world.clock_now(),
         "delete_note",
         &args,
@@ -358,10 +365,10 @@ mod property {
                     }
                 }
                 // Every stored confirmation that was consumed was created before the turn that used it.
-                let rows = r.world.table.query_all(&steward_store::Query::prefix(keys::conversation_pk(&r.conv), "CONFIRM#"), 1000).await.unwrap();
+                let rows = r.world.table.query_all(&steward_store::Query::prefix(keys::user_pk(&r.user), keys::CONFIRM_SK_PREFIX), 1000).await.unwrap();
                 for row in rows {
-                    let p: gate::PendingConfirmation = row.parse().unwrap();
-                    assert!(p.created_turn >= 1);
+                    let p: gate::Confirmation = row.parse().unwrap();
+                    assert!(p.created_turn.is_some_and(|t| t >= 1));
                 }
             });
         }

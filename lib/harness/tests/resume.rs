@@ -22,7 +22,7 @@ use steward_llm::{
 use steward_store::testing::Backend;
 use steward_store::{Item, Page, Query, StoreError, Table, WriteOp};
 
-use chat::rig::{NotesContext, NotesRisk, RecOutbox, Rig};
+use chat::rig::{NotesContext, RecOutbox, Rig};
 use support::{World, notes};
 
 /// Passes everything through until `budget` writes have happened, then fails every write:
@@ -100,7 +100,6 @@ fn agent(table: Arc<dyn Table>, world: &World, model: Arc<Deterministic>) -> Age
             product: "Steward".into(),
             prompt: "# Notes".into(),
             registry: Arc::new(notes::registry(Arc::new(notes::Calls::default()))),
-            risk: Arc::new(NotesRisk),
             context: Arc::new(NotesContext),
         },
     )

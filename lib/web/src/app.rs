@@ -9,6 +9,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::response::Redirect;
 use axum::routing::get;
 use steward_events::EventsConfig;
+use steward_harness::Registry;
 use steward_store::{Clock, Table, TurnQueue};
 
 use crate::auth::{self, SignInMode};
@@ -56,6 +57,7 @@ struct Inner {
     config: WebConfig,
     registrations: RateLimiter,
     oidc: Option<auth::oidc::OidcClient>,
+    registry: Arc<Registry>,
 }
 
 impl std::fmt::Debug for WebState {
@@ -80,6 +82,7 @@ impl WebState {
             SignInMode::Oidc(settings) => Some(auth::oidc::OidcClient::new(settings.clone())),
             SignInMode::Development => None,
         };
+        let registry = Arc::new(steward_events::registry(&config.events));
         Self {
             inner: Arc::new(Inner {
                 table,
@@ -88,6 +91,7 @@ impl WebState {
                 config,
                 registrations,
                 oidc,
+                registry,
             }),
         }
     }
@@ -115,6 +119,12 @@ impl WebState {
     /// The public registration form's per-address limiter.
     pub fn registrations(&self) -> &RateLimiter {
         &self.inner.registrations
+    }
+
+    /// The capabilities, whose confirmation declarations the UI's forms ask (the same ones
+    /// the chat and MCP run through).
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
     }
 
     /// The OpenID Connect client, when sign-in is by OIDC.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ToolDef, ToolResult, Untrusted};
 
@@ -11,13 +11,14 @@ use super::def;
 use crate::attendees::{self, Answers, Attendee, AttendeeForm, AttendeeStatus};
 use crate::email::Email;
 use crate::events;
+use crate::holds;
 use crate::ids::{AttendeeId, EventId};
 use crate::limits::TOOL_LIST_ITEMS_MAX;
 use crate::text::PersonName;
 use crate::views;
 
 /// Which attendees to list (the field's description in the schema says what each means).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(inline, transform = super::model_facing)]
 #[allow(missing_docs)]
@@ -29,7 +30,7 @@ pub enum StatusFilter {
 }
 
 /// Input of `list_attendees`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct ListAttendeesInput {
     /// The event's id (e_…).
@@ -43,7 +44,7 @@ pub struct ListAttendeesInput {
 }
 
 /// Input of `register_attendee`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct RegisterAttendeeInput {
     /// The event's id (e_…).
@@ -57,7 +58,7 @@ pub struct RegisterAttendeeInput {
 }
 
 /// Input of `withdraw_attendee`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct WithdrawAttendeeInput {
     /// The event's id (e_…).
@@ -156,12 +157,14 @@ pub(super) fn register_attendee() -> ToolDef {
                 .await
         },
     )
+    .never_held()
+    .focuses()
 }
 
 pub(super) fn withdraw_attendee() -> ToolDef {
     def::<WithdrawAttendeeInput, _, _>(
         "withdraw_attendee",
-        "Withdraw someone from an event: they stay on record as withdrawn, their place is freed and their address may register again. Held by the server until the user confirms.",
+        "Withdraw someone from an event: they stay on record as withdrawn, their place is freed and their address may register again. Held until the user confirms.",
         |ctx: Ctx, input: WithdrawAttendeeInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let id = AttendeeId::parse(&input.attendee_id)?;
@@ -189,6 +192,6 @@ pub(super) fn withdraw_attendee() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::withdraw)
     .idempotent()
 }

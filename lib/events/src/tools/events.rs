@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, TimeZoneName, ToolDef, ToolResult};
 
@@ -13,6 +13,7 @@ use super::{
 };
 use crate::config::EventsConfig;
 use crate::events::{self, EventChanges, EventStatus, NewEvent};
+use crate::holds;
 use crate::ids::EventId;
 use crate::limits::CONTEXT_ROOMS_MAX;
 use crate::overview;
@@ -22,7 +23,7 @@ use crate::views;
 use crate::when::EventDates;
 
 /// Input of `create_event`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct CreateEventInput {
     /// The event's name, e.g. "Spring Open".
@@ -50,7 +51,7 @@ pub struct CreateEventInput {
 }
 
 /// Input of `update_event`. Only the fields given change.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct UpdateEventInput {
     /// The event's id (e_…).
@@ -101,7 +102,7 @@ impl UpdateEventInput {
 }
 
 /// Input of `set_registration`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct SetRegistrationInput {
     /// The event's id (e_…).
@@ -221,12 +222,14 @@ pub(super) fn create_event(config: &Arc<EventsConfig>) -> ToolDef {
             }
         },
     )
+    .never_held()
+    .focuses()
 }
 
 pub(super) fn update_event() -> ToolDef {
     def::<UpdateEventInput, _, _>(
         "update_event",
-        "Change an event's name, dates, times, time zone, venue, description, capacity, tracks or public address. Give only the fields that change. On a published event, changes to the date, time, time zone, venue or address are held by the server until the user confirms. Returns what changed; if the timetable exists, rebuild it after changing dates or times.",
+        "Change an event's name, dates, times, time zone, venue, description, capacity, tracks or public address. Give only the fields that change. On a published event every change is held until the user confirms. Returns what changed; if the timetable exists, rebuild it after changing dates or times.",
         |ctx: Ctx, input: UpdateEventInput| async move {
             let id = event_id(&input.event_id)?;
             let changes = input.changes()?;
@@ -253,7 +256,7 @@ pub(super) fn update_event() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::update)
     .idempotent()
 }
 
@@ -261,7 +264,7 @@ pub(super) fn publish_event(config: &Arc<EventsConfig>) -> ToolDef {
     let config = Arc::clone(config);
     def::<EventRefInput, _, _>(
         "publish_event",
-        "Publish an event: its public page goes live and, if registration is open, people can register there. Held by the server until the user confirms. Returns the page's link; give it to the user on its own line.",
+        "Publish an event: its public page goes live and, if registration is open, people can register there. Held until the user confirms. Returns the page's link; give it to the user on its own line.",
         move |ctx: Ctx, input: EventRefInput| {
             let config = Arc::clone(&config);
             async move {
@@ -290,14 +293,14 @@ pub(super) fn publish_event(config: &Arc<EventsConfig>) -> ToolDef {
             }
         },
     )
-    .risky()
+    .held_when(holds::publish)
     .idempotent()
 }
 
 pub(super) fn cancel_event() -> ToolDef {
     def::<EventRefInput, _, _>(
         "cancel_event",
-        "Cancel an event. Registrations are kept, the public page says it is cancelled, and the event becomes read-only until reopened. Held by the server until the user confirms. It can be undone with undo_last_action or reversed with reopen_event.",
+        "Cancel an event. Registrations are kept, the public page says it is cancelled, and the event becomes read-only until reopened. On a published event it is held until the user confirms. It can be undone with undo_last_action or reversed with reopen_event.",
         |ctx: Ctx, input: EventRefInput| async move {
             let id = event_id(&input.event_id)?;
             let registered = events::registered_count(&ctx, &id).await?;
@@ -318,14 +321,14 @@ pub(super) fn cancel_event() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::cancel)
     .idempotent()
 }
 
 pub(super) fn reopen_event() -> ToolDef {
     def::<EventRefInput, _, _>(
         "reopen_event",
-        "Reopen a cancelled event as a draft so it can be changed again. Its page stays offline until it is published again with publish_event.",
+        "Reopen a cancelled event as a draft so it can be changed again. Its page stays offline until it is published again with publish_event. Held until the user confirms.",
         |ctx: Ctx, input: EventRefInput| async move {
             let id = event_id(&input.event_id)?;
             let planned = events::reopen_event(&ctx, &id).await?;
@@ -342,13 +345,14 @@ pub(super) fn reopen_event() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::reopen)
     .idempotent()
 }
 
 pub(super) fn delete_event() -> ToolDef {
     def::<EventRefInput, _, _>(
         "delete_event",
-        "Delete a draft event with its rooms, sessions, speakers and settings, e.g. one created by mistake. Only drafts without attendees can be deleted; cancel a published event instead. Held by the server until the user confirms; undo_last_action brings it back.",
+        "Delete a draft event with its rooms, sessions, speakers and settings, e.g. one created by mistake. Only drafts without attendees can be deleted; cancel a published event instead. Held until the user confirms; undo_last_action brings it back.",
         |ctx: Ctx, input: EventRefInput| async move {
             let id = event_id(&input.event_id)?;
             let planned = events::delete_event(&ctx, &id).await?;
@@ -364,13 +368,13 @@ pub(super) fn delete_event() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::delete)
 }
 
 pub(super) fn set_registration() -> ToolDef {
     def::<SetRegistrationInput, _, _>(
         "set_registration",
-        "Open or close registration for an event, or set or remove the time it closes (local time of the event). Registration only takes people once the event is published; the capacity is set with update_event. Returns the registration state in words.",
+        "Open or close registration for an event, or set or remove the time it closes (local time of the event). Registration only takes people once the event is published; the capacity is set with update_event. On a published event it is held until the user confirms. Returns the registration state in words.",
         |ctx: Ctx, input: SetRegistrationInput| async move {
             let id = event_id(&input.event_id)?;
             let closes_at = clearable_datetime("closes_at", input.closes_at.as_deref())?;
@@ -391,6 +395,7 @@ pub(super) fn set_registration() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::registration)
     .idempotent()
 }
 

@@ -9,6 +9,9 @@
 //! * Write tools commit their changes together with their result, so a retried call returns
 //!   the stored result and never acts twice.
 //! * Ids that do not exist, or belong to someone else, are reported as not found.
+//! * Every tool declares its confirmation: read-only, never held, or held when its decision in
+//!   [`crate::holds`] describes the call. Creates also make the new record the conversation's
+//!   active record (`focuses`).
 
 mod attendees;
 mod events;
@@ -23,9 +26,9 @@ use std::sync::Arc;
 
 use jiff::civil::{DateTime, Time};
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use steward_harness::{Ctx, Registry, ServiceError, ToolDef, ToolResult};
+use serde::{Deserialize, Serialize};
+use steward_harness::{Ctx, Registry, ServiceError, ToolDef, ToolResult, UndecidedTool};
 
 use crate::config::EventsConfig;
 use crate::when;
@@ -40,7 +43,7 @@ pub use schedule::SetProgramInput;
 pub use sessions::{AddSessionInput, SessionRefInput, UpdateSessionInput};
 
 /// Input of the tools that need only an event.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = model_facing)]
 pub struct EventRefInput {
     /// The event's id (e_…), from the context block or list_events.
@@ -48,7 +51,7 @@ pub struct EventRefInput {
 }
 
 /// Input of tools that take no arguments.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = model_facing)]
 pub struct NoInput {}
 
@@ -93,9 +96,10 @@ pub fn registry(config: &EventsConfig) -> Registry {
     registry
 }
 
-/// Defines a tool; a definition the harness refuses is a bug in this module. (Racing copies
-/// of one call are answered with the winner's stored result by the harness registry.)
-fn def<I, F, Fut>(name: &str, description: &str, handler: F) -> ToolDef
+/// Defines a tool, whose confirmation is declared next ([`UndecidedTool`]); a definition the
+/// harness refuses is a bug in this module. (Racing copies of one call are answered with the
+/// winner's stored result by the harness registry.)
+fn def<I, F, Fut>(name: &str, description: &str, handler: F) -> UndecidedTool<I>
 where
     I: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(Ctx, I) -> Fut + Send + Sync + 'static,

@@ -1,7 +1,7 @@
 //! The person tool: add a speaker.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_harness::{Ctx, ToolDef, ToolResult};
 
@@ -11,7 +11,7 @@ use crate::people;
 use crate::text::PersonName;
 
 /// Input of `add_person`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct AddPersonInput {
     /// The event's id (e_…).
@@ -35,4 +35,6 @@ pub(super) fn add_person() -> ToolDef {
                 .await
         },
     )
+    .never_held()
+    .focuses()
 }

@@ -1,18 +1,19 @@
 //! Room tools: add, update, remove.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_harness::{Ctx, ToolDef, ToolResult};
 
 use super::{clearable_time, def, opt_time};
+use crate::holds;
 use crate::ids::{EventId, RoomId};
 use crate::rooms::{self, NewRoom, RoomChanges};
 use crate::text::RoomName;
 use crate::views;
 
 /// Input of `add_room`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct AddRoomInput {
     /// The event's id (e_…).
@@ -29,7 +30,7 @@ pub struct AddRoomInput {
 }
 
 /// Input of `update_room`. Only the fields given change.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct UpdateRoomInput {
     /// The event's id (e_…).
@@ -48,7 +49,7 @@ pub struct UpdateRoomInput {
 }
 
 /// Input of the tools that name one room.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct RoomRefInput {
     /// The event's id (e_…).
@@ -60,7 +61,7 @@ pub struct RoomRefInput {
 pub(super) fn add_room() -> ToolDef {
     def::<AddRoomInput, _, _>(
         "add_room",
-        "Add a room to an event, with its number of seats and, if it is not usable all day, the hours it is. Add each room once; the timetable places sessions in these rooms. Returns the new room's id in data.id.",
+        "Add a room to an event, with its number of seats and, if it is not usable all day, the hours it is. Add each room once; the timetable places sessions in these rooms. Returns the new room's id in data.id. On a published event it is held until the user confirms.",
         |ctx: Ctx, input: AddRoomInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let new = NewRoom {
@@ -80,12 +81,14 @@ pub(super) fn add_room() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::add_room)
+    .focuses()
 }
 
 pub(super) fn update_room() -> ToolDef {
     def::<UpdateRoomInput, _, _>(
         "update_room",
-        "Change a room's name, seats or hours. Give only the fields that change. Rebuild the timetable afterwards if one exists.",
+        "Change a room's name, seats or hours. Give only the fields that change. On a published event it is held until the user confirms. Rebuild the timetable afterwards if one exists.",
         |ctx: Ctx, input: UpdateRoomInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let room = RoomId::parse(&input.room_id)?;
@@ -108,13 +111,14 @@ pub(super) fn update_room() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::update_room)
     .idempotent()
 }
 
 pub(super) fn remove_room() -> ToolDef {
     def::<RoomRefInput, _, _>(
         "remove_room",
-        "Remove a room from an event. Refused while a session must be held in it (change that session first). On a published event the server holds it until the user confirms. Rebuild the timetable afterwards if one exists.",
+        "Remove a room from an event. Refused while a session must be held in it (change that session first). On a published event it is held until the user confirms. Rebuild the timetable afterwards if one exists.",
         |ctx: Ctx, input: RoomRefInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let room = RoomId::parse(&input.room_id)?;
@@ -127,5 +131,5 @@ pub(super) fn remove_room() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::remove_room)
 }

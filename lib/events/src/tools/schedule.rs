@@ -2,11 +2,12 @@
 
 use jiff::civil::Time;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, ToolDef, ToolResult};
 
 use super::{EventRefInput, clearable_time, def, opt_time};
+use crate::holds;
 use crate::ids::EventId;
 use crate::limits::TOOL_LIST_ITEMS_MAX;
 use crate::program::{self, LunchRule, ProgramChanges};
@@ -19,7 +20,7 @@ const DEFAULT_LUNCH_WINDOW: (Time, Time) =
     (Time::constant(12, 0, 0, 0), Time::constant(14, 0, 0, 0));
 
 /// Input of `set_program`. Only the settings given change.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct SetProgramInput {
     /// The event's id (e_…).
@@ -108,13 +109,14 @@ pub(super) fn set_program() -> ToolDef {
                 .await
         },
     )
+    .never_held()
     .idempotent()
 }
 
 pub(super) fn build_timetable() -> ToolDef {
     def::<EventRefInput, _, _>(
         "build_timetable",
-        "Build (or rebuild) the event's timetable from its rooms, sessions and program settings. Needs at least one room and one session. A rebuild keeps every session that can stay where it was. Report each day's finish time and any warnings in one or two lines; don't paste the timetable. If nothing fits, the error says why and what to change.",
+        "Build (or rebuild) the event's timetable from its rooms, sessions and program settings. Needs at least one room and one session. A rebuild keeps every session that can stay where it was. On a published event it is held until the user confirms. Report each day's finish time and any warnings in one or two lines; don't paste the timetable. If nothing fits, the error says why and what to change.",
         |ctx: Ctx, input: EventRefInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let planned = schedule::build_timetable(&ctx, &event).await?;
@@ -156,6 +158,7 @@ pub(super) fn build_timetable() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::rebuild)
     .idempotent()
 }
 

@@ -1,11 +1,12 @@
 //! Session tools: add, update, remove, list.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, ToolDef, ToolResult};
 
 use super::{EventRefInput, def};
+use crate::holds;
 use crate::ids::{EventId, RoomId, SessionId};
 use crate::limits::TOOL_LIST_ITEMS_MAX;
 use crate::people;
@@ -13,7 +14,7 @@ use crate::sessions::{self, NewSession, SessionChanges, SessionWithSpeakers};
 use crate::text::SessionTitle;
 
 /// Input of `add_session`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct AddSessionInput {
     /// The event's id (e_…).
@@ -39,7 +40,7 @@ pub struct AddSessionInput {
 }
 
 /// Input of `update_session`. Only the fields given change; lists replace the old list.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct UpdateSessionInput {
     /// The event's id (e_…).
@@ -65,7 +66,7 @@ pub struct UpdateSessionInput {
 }
 
 /// Input of the tools that name one session.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[schemars(transform = super::model_facing)]
 pub struct SessionRefInput {
     /// The event's id (e_…).
@@ -105,7 +106,7 @@ fn speakers_phrase(s: &SessionWithSpeakers) -> String {
 pub(super) fn add_session() -> ToolDef {
     def::<AddSessionInput, _, _>(
         "add_session",
-        "Add a session (talk, workshop, panel) to an event: title, length, speakers by name, and if needed its track, the sessions it must follow, the seats it needs or one required room. Returns the new session's id in data.id. Add all sessions before building the timetable.",
+        "Add a session (talk, workshop, panel) to an event: title, length, speakers by name, and if needed its track, the sessions it must follow, the seats it needs or one required room. Returns the new session's id in data.id. Add all sessions before building the timetable. On a published event it is held until the user confirms.",
         |ctx: Ctx, input: AddSessionInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let new = NewSession {
@@ -137,12 +138,14 @@ pub(super) fn add_session() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::add_session)
+    .focuses()
 }
 
 pub(super) fn update_session() -> ToolDef {
     def::<UpdateSessionInput, _, _>(
         "update_session",
-        "Change a session's title, length, speakers, track, the sessions it must follow, seats needed or required room. Give only the fields that change. Rebuild the timetable afterwards if one exists.",
+        "Change a session's title, length, speakers, track, the sessions it must follow, seats needed or required room. Give only the fields that change. On a published event it is held until the user confirms. Rebuild the timetable afterwards if one exists.",
         |ctx: Ctx, input: UpdateSessionInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let id = SessionId::parse(&input.session_id)?;
@@ -170,13 +173,14 @@ pub(super) fn update_session() -> ToolDef {
                 .await
         },
     )
+    .held_when(holds::update_session)
     .idempotent()
 }
 
 pub(super) fn remove_session() -> ToolDef {
     def::<SessionRefInput, _, _>(
         "remove_session",
-        "Remove a session from an event; sessions that had to follow it no longer do. On a published event the server holds it until the user confirms. Rebuild the timetable afterwards if one exists.",
+        "Remove a session from an event; sessions that had to follow it no longer do. On a published event it is held until the user confirms. Rebuild the timetable afterwards if one exists.",
         |ctx: Ctx, input: SessionRefInput| async move {
             let event = EventId::parse(&input.event_id)?;
             let id = SessionId::parse(&input.session_id)?;
@@ -196,7 +200,7 @@ pub(super) fn remove_session() -> ToolDef {
                 .await
         },
     )
-    .risky()
+    .held_when(holds::remove_session)
 }
 
 pub(super) fn list_sessions() -> ToolDef {

@@ -65,4 +65,5 @@ pub(super) fn undo_last_action() -> ToolDef {
             undo.commit_with_result(result).await
         },
     )
+    .never_held()
 }

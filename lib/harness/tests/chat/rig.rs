@@ -6,41 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use steward_channels::ChannelProfile;
 use steward_harness::{
     Agent, ChannelName, ContextSource, ConversationKey, Ctx, Domain, ModelSettings, Outbox,
-    RiskPolicy, ServiceError, ShapedReply, TurnInput, TurnLimits, TurnOutcome, UserId,
+    ServiceError, ShapedReply, TurnInput, TurnLimits, TurnOutcome, UserId,
 };
 use steward_llm::{ContentBlock, LlmClient, ScriptedClient};
 use steward_store::testing::Backend;
 
 use crate::support::{World, notes};
-
-/// Describes deleting a note from the database (never from the arguments).
-pub struct NotesRisk;
-
-#[async_trait]
-impl RiskPolicy for NotesRisk {
-    async fn describe_risk(
-        &self,
-        ctx: &Ctx,
-        tool: &str,
-        args: &Value,
-    ) -> Result<Option<String>, ServiceError> {
-        if tool != "delete_note" {
-            return Ok(None);
-        }
-        let Some(id) = args.get("id").and_then(Value::as_str) else {
-            return Ok(None);
-        };
-        match notes::load(ctx, id).await {
-            Ok((note, _)) => Ok(Some(format!("Delete the note \"{}\"", note.title))),
-            Err(ServiceError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-}
 
 /// A small context block: the user's notes.
 pub struct NotesContext;
@@ -162,7 +137,6 @@ impl Rig {
             product: "Steward".into(),
             prompt: "# Notes\nThe user keeps notes. Deleting a note needs confirmation.".into(),
             registry: Arc::new(notes::registry(Arc::clone(&calls))),
-            risk: Arc::new(NotesRisk),
             context: Arc::new(NotesContext),
         };
         let llm: Option<Arc<dyn LlmClient>> = options

@@ -151,6 +151,16 @@ pub struct Calls {
     pub add_note: AtomicUsize,
 }
 
+/// Deleting a note is held; the description names the stored note (never the caller's
+/// words). A note that does not exist is not held: the tool says it is not found.
+pub async fn describe_delete(ctx: Ctx, input: NoteId) -> Result<Option<String>, ServiceError> {
+    match load(&ctx, &input.id).await {
+        Ok((note, _)) => Ok(Some(format!("Delete the note \"{}\"", note.title))),
+        Err(ServiceError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The notes tool set, in a fixed order.
 pub fn registry(calls: Arc<Calls>) -> Registry {
     let c = Arc::clone(&calls);
@@ -176,7 +186,8 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                         .await
                 }
             },
-        ),
+        )
+        .map(|t| t.never_held().focuses()),
         ToolDef::new::<AddNotes, _, _>(
             "add_notes",
             "Add several notes at once.",
@@ -187,7 +198,8 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                     .with_data(json!({"ids": ids}));
                 tx.commit_with_result(result).await
             },
-        ),
+        )
+        .map(|t| t.never_held()),
         ToolDef::new::<RenameNote, _, _>(
             "rename_note",
             "Rename a note.",
@@ -199,7 +211,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 )))
             },
         )
-        .map(ToolDef::idempotent),
+        .map(|t| t.never_held().idempotent()),
         ToolDef::new::<NoteId, _, _>(
             "delete_note",
             "Delete a note. It can be brought back with undo_last_action.",
@@ -211,7 +223,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 )))
             },
         )
-        .map(ToolDef::risky),
+        .map(|t| t.held_when(describe_delete)),
         ToolDef::new::<Nothing, _, _>(
             "list_notes",
             "List every note with its id and title.",
@@ -220,7 +232,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 Ok(ToolResult::new(format!("{} notes.", notes.len())).with_data(json!(notes)))
             },
         )
-        .map(ToolDef::read_only),
+        .map(|t| t.read_only()),
         ToolDef::new::<NoteId, _, _>(
             "get_note",
             "Show one note.",
@@ -229,7 +241,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 Ok(ToolResult::new(note.title.clone()).with_data(json!(note)))
             },
         )
-        .map(ToolDef::read_only),
+        .map(|t| t.read_only()),
         ToolDef::new::<Nothing, _, _>(
             "undo_last_action",
             "Undo the most recent change.",
@@ -238,7 +250,8 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 let result = ToolResult::new(undo.summary().sentence());
                 undo.commit_with_result(result).await
             },
-        ),
+        )
+        .map(|t| t.never_held()),
         ToolDef::new::<BigList, _, _>(
             "big_list",
             "Return a very long list (for testing the result cap).",
@@ -249,7 +262,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 Ok(ToolResult::new("Here is the list.").with_data(json!(items)))
             },
         )
-        .map(ToolDef::read_only),
+        .map(|t| t.read_only()),
         ToolDef::new::<Nothing, _, _>(
             "explode",
             "A tool with a bug: it panics.",
@@ -260,7 +273,7 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                 Ok(ToolResult::new("unreachable"))
             },
         )
-        .map(ToolDef::read_only),
+        .map(|t| t.read_only()),
         ToolDef::new::<Nothing, _, _>(
             "broken_store",
             "A tool whose store fails.",
@@ -269,7 +282,8 @@ pub fn registry(calls: Arc<Calls>) -> Registry {
                     "disk on fire at /var/secret".into(),
                 )))
             },
-        ),
+        )
+        .map(|t| t.never_held()),
     ];
     let mut registry = Registry::new();
     for tool in tools {

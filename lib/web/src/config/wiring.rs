@@ -7,7 +7,7 @@ use steward_channels::{
     ChannelSender, ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_VERIFY_TOKEN,
     Secret, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
 };
-use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext, EventsRiskPolicy};
+use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext};
 use steward_harness::{Agent, Domain, Links, TurnLimits};
 use steward_store::{SystemClock, Table, TurnQueue};
 
@@ -22,13 +22,13 @@ pub const FIRST_REQUEST: &str =
 /// The product's name in replies and links.
 pub const PRODUCT: &str = "Steward";
 
-/// Steward's chat domain: the events tools, prompt, risk policy and per-turn context.
+/// Steward's chat domain: the events tools (each declaring what it holds), prompt and per-turn
+/// context.
 pub fn events_domain(events: &EventsConfig) -> Domain {
     Domain {
         product: PRODUCT.into(),
         prompt: DOMAIN_PROMPT.into(),
         registry: Arc::new(steward_events::registry(events)),
-        risk: Arc::new(EventsRiskPolicy),
         context: Arc::new(EventsContext),
     }
 }

@@ -1,6 +1,10 @@
 //! The MCP server proper: an rmcp [`ServerHandler`] over the tool [`Registry`]. `tools/list` is
-//! the registry in its order with its annotations; `tools/call` runs [`Registry::call`] for the
-//! authenticated caller, as [`Actor::Mcp`], under a fresh action id.
+//! the registry in its order with its annotations (`destructiveHint` from each capability's
+//! confirmation declaration); `tools/call` runs the capability through the harness gate
+//! ([`gate::run`], surface [`Surface::Mcp`]) for the authenticated caller, as [`Actor::Mcp`],
+//! under a fresh action id. A held call answers "NOT EXECUTED" with the description and files a
+//! request the person approves or declines on the web UI's Approvals page; nothing the client
+//! sends can approve it.
 
 use std::sync::Arc;
 
@@ -14,10 +18,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
-use steward_harness::{Actor, Ctx, McpTool, Registry, ToolOutcome};
+use steward_harness::gate::{self, GateOutcome, Surface};
+use steward_harness::{Actor, Ctx, McpTool, Registry, ToolOutcome, tokens};
 use steward_store::{Clock, Table};
 
-use super::auth::Caller;
+use super::auth::{Caller, RateKey};
 use super::fixtures;
 
 /// The name the server gives in `initialize` and `server/discover`.
@@ -30,8 +35,11 @@ pub const TOOLS_LIST_TTL_MS: u64 = 5 * 60 * 1000;
 /// What the server tells clients about itself, once per connection.
 const INSTRUCTIONS: &str = "Steward manages the events of the account this token belongs to. \
 Ids (e_…) come from list tools and earlier results. Changes can be undone with the undo tool. \
-Risky changes (cancel, withdraw, publish, …) may be refused with a description until they are \
-confirmed by repeating the same call later.";
+Tools marked destructive are held when a call would delete an event or change what other people \
+see on a published event: the call returns a result starting with NOT EXECUTED that says what \
+would happen, and nothing runs. Only the account holder can approve it, on the Approvals page of \
+the Steward web app (within an hour); nothing you send can approve it. Tell them, and after they \
+approve, repeat the identical call once: it then runs exactly once.";
 
 /// The tool list, built once: the registry's tools (and, in local tests only, the
 /// conformance fixtures).
@@ -86,18 +94,51 @@ impl ToolServer {
         );
         let action = ctx.action();
         let args = Value::Object(arguments.unwrap_or_default());
-        match self.registry.call(ctx, name, args).await {
-            Ok(outcome) => {
+        let surface = self.surface(caller).await;
+        match gate::run(&self.registry, ctx, &surface, name, args).await {
+            Ok(Ok(outcome)) => {
                 tracing::info!(
                     user = %caller.user,
                     tool = name,
                     %action,
-                    ok = outcome.is_ok(),
+                    ok = matches!(&outcome, GateOutcome::Ran(o) if o.is_ok()),
+                    held = matches!(outcome, GateOutcome::Held { .. }),
                     "MCP tool call"
                 );
-                Ok(call_result(&outcome))
+                Ok(match &outcome {
+                    GateOutcome::Ran(o) => call_result(o),
+                    GateOutcome::Held { message, .. } => held_result(message),
+                })
+            }
+            Ok(Err(store)) => {
+                tracing::error!(user = %caller.user, tool = name, %action, error = %store, "MCP call: the gate's store failed");
+                Ok(call_result(&ToolOutcome::internal(action)))
             }
             Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),
+        }
+    }
+
+    /// The caller as a gate surface: its token (and the token's label, shown to the person on
+    /// the Approvals page).
+    async fn surface(&self, caller: &Caller) -> Surface {
+        match &caller.key {
+            RateKey::Token(id) => {
+                let client = match tokens::get_token(self.table.as_ref(), id).await {
+                    Ok(record) => record.label,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "MCP: token label unavailable");
+                        tokens::DEFAULT_TOKEN_LABEL.to_owned()
+                    }
+                };
+                Surface::Mcp {
+                    token: Some(id.clone()),
+                    client,
+                }
+            }
+            RateKey::DevUser(_) => Surface::Mcp {
+                token: None,
+                client: "local test client".to_owned(),
+            },
         }
     }
 }
@@ -130,6 +171,16 @@ fn call_result(outcome: &ToolOutcome) -> CallToolResult {
         CallToolResult::error(content)
     };
     result.structured_content = structured;
+    result
+}
+
+/// A held call as an MCP result: the plain sentence (starting "NOT EXECUTED") as text, the
+/// same as `structuredContent` (`{"ok": false, "held": true, "error": …}`), and `isError`, so no
+/// client mistakes it for a success.
+fn held_result(message: &str) -> CallToolResult {
+    let structured = serde_json::json!({"ok": false, "held": true, "error": message});
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.to_owned())]);
+    result.structured_content = Some(structured);
     result
 }
 

@@ -77,9 +77,20 @@ pub async fn fill(b: &mut Browser, event: &str) {
     }
 }
 
+/// Posts a held form: the first post answers with the confirmation page (changing nothing),
+/// the re-post with `confirm=yes` (what its button sends) goes ahead.
+pub async fn confirmed(b: &mut Browser, path: &str, fields: &[(&str, &str)]) -> String {
+    let ask = b.post_form(path, fields).await;
+    assert_eq!(ask.status, StatusCode::OK, "{path}: {}", ask.body);
+    assert!(ask.body.contains("card confirm"), "{path}: {}", ask.body);
+    let mut with = fields.to_vec();
+    with.push(("confirm", "yes"));
+    ok(b, path, &with).await
+}
+
 /// Publishes, confirming.
 pub async fn publish(b: &mut Browser, event: &str) {
-    ok(b, &format!("{event}/publish"), &[("confirm", "yes")]).await;
+    confirmed(b, &format!("{event}/publish"), &[]).await;
 }
 
 #[tokio::test]
@@ -282,7 +293,7 @@ async fn removing_from_a_published_event_and_withdrawing_ask_first() {
     assert!(ask.body.contains("Yes, remove it"));
     assert!(b.get(&event).await.body.contains("<td>Aula</td>"));
 
-    // A venue change of a published event asks too; the name alone does not.
+    // A venue change of a published event asks too, and so does a new name: people see both.
     let edit = |venue: &'static str, name: &'static str| {
         vec![
             ("name", name),
@@ -302,13 +313,16 @@ async fn removing_from_a_published_event_and_withdrawing_ask_first() {
     assert_eq!(ask.status, StatusCode::OK, "{}", ask.body);
     assert!(ask.body.contains("the venue"), "{}", ask.body);
     assert!(ask.body.contains("value=\"Old Pier\""));
-    ok(
-        &mut b,
-        &format!("{event}/edit"),
-        &edit("Town Hall", "Pier Day 2026"),
-    )
-    .await;
+    let rename = edit("", "Pier Day 2026");
+    confirmed(&mut b, &format!("{event}/edit"), &rename).await;
     assert!(b.get(&event).await.body.contains("Pier Day 2026"));
+    // A forged `confirm=yes` without the confirmation page first still asks.
+    let mut forged = edit("Far Pier", "Pier Day 2026");
+    forged.push(("confirm", "yes"));
+    let asked = b.post_form(&format!("{event}/edit"), &forged).await;
+    assert_eq!(asked.status, StatusCode::OK);
+    assert!(asked.body.contains("card confirm"), "{}", asked.body);
+    assert!(!b.get(&event).await.body.contains("Far Pier"));
 }
 
 #[tokio::test]

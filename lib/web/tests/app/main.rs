@@ -5,6 +5,7 @@
 mod support;
 
 mod account;
+mod approvals;
 mod auth;
 mod chat;
 mod events_ui;

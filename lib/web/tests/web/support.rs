@@ -13,7 +13,7 @@ use steward_channels::{
     Secret, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender, telegram, whatsapp,
 };
 use steward_harness::{
-    Agent, ChannelIdentity, ContextSource, Ctx, Domain, Links, ModelSettings, NoRisk, Registry,
+    Agent, ChannelIdentity, ContextSource, Ctx, Domain, Links, ModelSettings, Registry,
     ServiceError, TurnLimits, UserId, accounts, identity,
 };
 use steward_llm::{
@@ -62,7 +62,6 @@ pub fn tiny_domain() -> Domain {
         product: "Steward".into(),
         prompt: "# Test\nA test domain without tools.".into(),
         registry: Arc::new(Registry::new()),
-        risk: Arc::new(NoRisk),
         context: Arc::new(TinyContext),
     }
 }

@@ -1,9 +1,10 @@
 //! The account pages: [`settings`] (name and time zone), [`activity`] (the audit trail with
-//! undo), [`linking`] (connect a phone with a one-time code) and [`tokens`] (MCP access
-//! tokens). Each calls the same harness service functions as the chat tools and operator
+//! undo), [`linking`] (connect a phone with a one-time code), [`tokens`] (MCP access
+//! tokens) and [`approvals`] (held requests of MCP clients, approved or declined here). Each calls the same harness service functions as the chat tools and operator
 //! commands.
 
 pub mod activity;
+pub mod approvals;
 pub mod linking;
 pub mod settings;
 pub mod tokens;
@@ -20,6 +21,7 @@ pub(super) fn routes() -> Router<WebState> {
         .merge(activity::routes())
         .merge(linking::routes())
         .merge(tokens::routes())
+        .merge(approvals::routes())
 }
 
 /// An instant (epoch milliseconds) as `2026-06-01 11:00` in `tz`; the raw UTC time when the

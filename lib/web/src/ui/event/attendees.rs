@@ -5,17 +5,17 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use serde_json::json;
 use steward_events::attendees::{self, AttendeeSource, AttendeeStatus};
 use steward_events::ids::AttendeeId;
 use steward_events::when;
 
-use super::confirm::{self, Risky};
+use super::confirm::{self, Gated, Risky};
 use super::fields::Fields;
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
 use crate::app::WebState;
 use crate::auth::SignedIn;
+use steward_events::tools::WithdrawAttendeeInput;
 
 /// The withdraw buttons' name.
 const WITHDRAW: &str = "withdraw";
@@ -92,13 +92,17 @@ pub async fn withdraw(
     let result = async {
         let risky = Risky {
             tool: "withdraw_attendee",
-            args: json!({ "event_id": id, "attendee_id": attendee }),
+            input: WithdrawAttendeeInput {
+                event_id: id.to_string(),
+                attendee_id: attendee.to_string(),
+            },
             verb: "withdraw them",
             action: format!("{}/attendees/{attendee}/withdraw", event_path(&id)),
         };
-        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
-            return Ok(Outcome::Page(page));
-        }
+        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+            Gated::Page(page) => return Ok(Outcome::Page(page)),
+            Gated::Go(ctx) => ctx,
+        };
         let u = attendees::withdraw(&ctx, &id, &attendee)
             .await?
             .commit()

@@ -6,14 +6,13 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use jiff::civil::DateTime;
 use maud::{Markup, html};
-use serde_json::{Value, json};
-use steward_events::events::{self, Event, EventChanges, EventStatus};
-use steward_events::slug::Slug;
+use steward_events::events::{self, Event, EventStatus};
 use steward_events::text::{Description, EventName, TrackName, Venue};
-use steward_events::when::{self, EventDates};
-use steward_harness::{ServiceError, TimeZoneName};
+use steward_events::tools::{EventRefInput, UpdateEventInput};
+use steward_events::when;
+use steward_harness::ServiceError;
 
-use super::confirm::{self, Risky};
+use super::confirm::{self, Gated, Risky};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, finish};
@@ -193,9 +192,9 @@ pub fn registration_section(v: &View<'_>) -> Markup {
     }
 }
 
-/// The changes the edit form asks for, and the same as `update_event` arguments (for the
-/// risk policy's description).
-fn edit_changes(event: &Event, f: &Fields) -> Result<(EventChanges, Value), ServiceError> {
+/// The edit form as `update_event`'s own input (each field checked here first, so a problem
+/// names the form's field): the same type the chat and MCP send.
+fn edit_input(event: &Event, f: &Fields) -> Result<UpdateEventInput, ServiceError> {
     let first = fields::date("date", f.get("date"))?;
     let last = f
         .opt("last_date")
@@ -204,50 +203,28 @@ fn edit_changes(event: &Event, f: &Fields) -> Result<(EventChanges, Value), Serv
     let dates = if first == event.dates.first() && last.unwrap_or(first) == event.dates.last() {
         None
     } else {
-        Some(EventDates::new(fields::day_range(first, last)?)?)
+        let days = fields::day_range(first, last)?;
+        Some(days.iter().map(ToString::to_string).collect())
     };
-    let changes = EventChanges {
-        name: Some(EventName::parse(f.get("name"))?),
+    let time = |field: &str, form: &str| -> Result<Option<String>, ServiceError> {
+        Ok(fields::time(field, f.get(form))?.map(when::fmt_time))
+    };
+    let capacity =
+        fields::number::<u32>("capacity", "a number of people", f.get("capacity"), "120")?;
+    Ok(UpdateEventInput {
+        event_id: event.id.to_string(),
+        name: Some(f.get("name").to_owned()),
         dates,
-        start_time: fields::time("start_time", f.get("start"))?,
-        end_time: fields::time("end_time", f.get("end"))?,
-        time_zone: f.opt("time_zone").map(TimeZoneName::parse).transpose()?,
-        venue: Some(f.opt("venue").map(Venue::parse).transpose()?),
-        description: Some(f.opt("description").map(Description::parse).transpose()?),
-        capacity: Some(fields::number::<u32>(
-            "capacity",
-            "a number of people",
-            f.get("capacity"),
-            "120",
-        )?),
-        tracks: Some(
-            fields::list(f.get("tracks"))
-                .iter()
-                .map(|t| TrackName::parse(t))
-                .collect::<Result<_, _>>()?,
-        ),
-        slug: f.opt("slug").map(Slug::parse).transpose()?,
-    };
-    let mut args = json!({
-        "event_id": event.id,
-        "venue": changes.venue.clone().flatten().map(|v| v.to_string()).unwrap_or_default(),
-    });
-    if let Some(d) = &changes.dates {
-        args["dates"] = json!(d.to_strings());
-    }
-    if let Some(t) = changes.start_time {
-        args["start_time"] = json!(when::fmt_time(t));
-    }
-    if let Some(t) = changes.end_time {
-        args["end_time"] = json!(when::fmt_time(t));
-    }
-    if let Some(tz) = &changes.time_zone {
-        args["time_zone"] = json!(tz.to_string());
-    }
-    if let Some(s) = &changes.slug {
-        args["slug"] = json!(s.to_string());
-    }
-    Ok((changes, args))
+        start_time: time("start_time", "start")?,
+        end_time: time("end_time", "end")?,
+        time_zone: f.opt("time_zone").map(str::to_owned),
+        // An empty venue or description removes it; an empty capacity removes the limit.
+        venue: Some(f.opt("venue").unwrap_or_default().to_owned()),
+        description: Some(f.opt("description").unwrap_or_default().to_owned()),
+        capacity: Some(capacity.unwrap_or(0)),
+        tracks: Some(fields::list(f.get("tracks"))),
+        slug: f.opt("slug").map(str::to_owned),
+    })
 }
 
 /// `POST /app/events/{id}/edit`.
@@ -264,16 +241,18 @@ pub async fn edit(
     let ctx = signed.ctx(&state);
     let result = async {
         let event = events::get_event(&ctx, &id).await?;
-        let (changes, args) = edit_changes(&event, &f)?;
+        let input = edit_input(&event, &f)?;
+        let changes = input.changes()?;
         let risky = Risky {
             tool: "update_event",
-            args,
+            input,
             verb: "change it",
             action: format!("{}/edit", super::event_path(&id)),
         };
-        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
-            return Ok(Outcome::Page(page));
-        }
+        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+            Gated::Page(page) => return Ok(Outcome::Page(page)),
+            Gated::Go(ctx) => ctx,
+        };
         let u = events::update_event(&ctx, &id, changes)
             .await?
             .commit()
@@ -319,13 +298,16 @@ async fn status_change(
     let result = async {
         let risky = Risky {
             tool,
-            args: json!({ "event_id": id }),
+            input: EventRefInput {
+                event_id: id.to_string(),
+            },
             verb,
             action: format!("{}/{path}", super::event_path(&id)),
         };
-        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
-            return Ok(Outcome::Page(page));
-        }
+        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+            Gated::Page(page) => return Ok(Outcome::Page(page)),
+            Gated::Go(ctx) => ctx,
+        };
         let (updated, done) = match action {
             StatusAction::Publish => (
                 events::publish_event(&ctx, &id).await?.commit().await?,

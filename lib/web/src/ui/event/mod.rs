@@ -4,9 +4,9 @@
 //! either redirects back (Post/Redirect/Get, with a fixed notice) or re-renders the page with
 //! the problem next to the form and everything as typed (422).
 //!
-//! Risky actions — the ones the chat asks to confirm ([`steward_events::risk`]) — first show a
-//! confirmation page described by the same risk policy, which re-posts the form with
-//! `confirm=yes` ([`confirm`]).
+//! Held actions — decided by the capability's own declaration ([`steward_events::holds`]),
+//! through the same gate as the chat and MCP — first show a confirmation page, which re-posts
+//! the form with `confirm=yes` ([`confirm`]).
 //!
 //! * [`page`]: loading and drawing the whole page; [`fields`]: posted forms and parsing;
 //!   [`confirm`]: the confirmation step.

@@ -4,19 +4,19 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use serde_json::json;
 use steward_events::ids::RoomId;
 use steward_events::rooms::{self, NewRoom, Room};
 use steward_events::text::RoomName;
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Risky};
+use super::confirm::{self, Gated, Risky};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
 use crate::app::WebState;
 use crate::auth::SignedIn;
+use steward_events::tools::RoomRefInput;
 
 /// The add form's name.
 const ADD: &str = "room-add";
@@ -135,13 +135,17 @@ pub async fn remove(
     let result = async {
         let risky = Risky {
             tool: "remove_room",
-            args: json!({ "event_id": id, "room_id": room }),
+            input: RoomRefInput {
+                event_id: id.to_string(),
+                room_id: room.to_string(),
+            },
             verb: "remove it",
             action: format!("{}/rooms/{room}/remove", event_path(&id)),
         };
-        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
-            return Ok(Outcome::Page(page));
-        }
+        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+            Gated::Page(page) => return Ok(Outcome::Page(page)),
+            Gated::Go(ctx) => ctx,
+        };
         rooms::remove_room(&ctx, &id, &room).await?.commit().await?;
         Ok(Done::RoomRemoved.into())
     }

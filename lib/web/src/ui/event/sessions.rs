@@ -5,19 +5,19 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use serde_json::json;
 use steward_events::ids::{RoomId, SessionId};
 use steward_events::people;
 use steward_events::sessions::{self, NewSession, Session};
 use steward_events::text::SessionTitle;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Risky};
+use super::confirm::{self, Gated, Risky};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
 use crate::app::WebState;
 use crate::auth::SignedIn;
+use steward_events::tools::SessionRefInput;
 
 /// The add form's name.
 const ADD: &str = "session-add";
@@ -223,13 +223,17 @@ pub async fn remove(
     let result = async {
         let risky = Risky {
             tool: "remove_session",
-            args: json!({ "event_id": id, "session_id": session }),
+            input: SessionRefInput {
+                event_id: id.to_string(),
+                session_id: session.to_string(),
+            },
             verb: "remove it",
             action: format!("{}/sessions/{session}/remove", event_path(&id)),
         };
-        if let Some(page) = confirm::ask(&ctx, &signed, &id, &f, risky).await? {
-            return Ok(Outcome::Page(page));
-        }
+        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+            Gated::Page(page) => return Ok(Outcome::Page(page)),
+            Gated::Go(ctx) => ctx,
+        };
         sessions::remove_session(&ctx, &id, &session)
             .await?
             .commit()
