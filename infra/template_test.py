@@ -209,7 +209,8 @@ class TemplateTest(unittest.TestCase):
 
     def test_agent_gets_the_table_its_secrets_and_bedrock_only_when_chosen(self):
         p = self.policy("AgentFunction")
-        self.assertEqual(set(p), {"Table", "ChangeVisibility", "ReadOwnSecrets", "DecryptOwnSecrets", "InvokeModel"})
+        self.assertEqual(set(p), {"Table", "ChangeVisibility", "ReadOwnSecrets", "DecryptOwnSecrets",
+                                  "InvokeModel", "InvokeModelThroughProfile"})
         self.assert_table(p["Table"])
         self.assertEqual(as_list(p["ChangeVisibility"]["Action"]), ["sqs:ChangeMessageVisibility"])
         self.assertEqual(p["ChangeVisibility"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
@@ -222,6 +223,17 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(bedrock[0]["Fn::If"][0], "IsBedrock")
         self.assertEqual(self.t["Conditions"]["IsBedrock"], {"Fn::Equals": [{"Ref": "ModelProvider"}, "bedrock"]})
         self.assertEqual(as_list(p["InvokeModel"]["Action"]), ["bedrock:InvokeModel"])
+        # No model but the configured one (security review, finding 17): every resource names
+        # ModelId, and the wildcard over foundation models holds only through that profile.
+        for resource in as_list(p["InvokeModel"]["Resource"]):
+            self.assertTrue(resource["Fn::Sub"].endswith("/${ModelId}"), resource)
+        through = p["InvokeModelThroughProfile"]
+        self.assertEqual(
+            through["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]["Fn::Sub"],
+            "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/${ModelId}",
+        )
+        rule = self.t["Rules"]["BedrockNeedsAModelId"]
+        self.assertEqual(rule["RuleCondition"], {"Fn::Equals": [{"Ref": "ModelProvider"}, "bedrock"]})
 
     def test_mcp_gets_the_table_only(self):
         p = self.policy("McpFunction")
@@ -277,6 +289,20 @@ class TemplateTest(unittest.TestCase):
                 self.assertEqual(r["Properties"]["PayloadFormatVersion"], "2.0")
         stages = [r["Properties"] for r in self.r.values() if r["Type"] == "AWS::ApiGatewayV2::Stage"]
         self.assertEqual([s["StageName"] for s in stages], ["$default"])
+        # Separate throttles (security review, finding 17): every route has its own budget,
+        # webhooks the largest of the routes callers can flood, all within the stage ceiling.
+        settings = stages[0]["RouteSettings"]
+        self.assertEqual(set(settings), set(routes) - {"GET /healthz"})
+        ceiling = stages[0]["DefaultRouteSettings"]["ThrottlingRateLimit"]
+        for key, s in settings.items():
+            self.assertLessEqual(s["ThrottlingRateLimit"], ceiling, key)
+            self.assertGreaterEqual(s["ThrottlingBurstLimit"], s["ThrottlingRateLimit"], key)
+        hooks = settings["ANY /webhooks/{proxy+}"]["ThrottlingRateLimit"]
+        for key in ("ANY /mcp", "ANY /e/{proxy+}", "ANY /api/{proxy+}"):
+            self.assertLess(settings[key]["ThrottlingRateLimit"], hooks, key)
+        depends = set(self.r["HttpApiStage"]["DependsOn"])
+        route_names = {n for n, r in self.r.items() if r["Type"] == "AWS::ApiGatewayV2::Route"}
+        self.assertEqual(depends, route_names)
         for name in ("WebhookFunction", "McpFunction", "WebFunction"):
             self.assertTrue(any(r["Type"] == "AWS::Lambda::Permission"
                                 and r["Properties"]["FunctionName"] == {"Ref": name} for r in self.r.values()))

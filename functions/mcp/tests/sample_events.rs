@@ -51,7 +51,7 @@ async fn the_tools_list_sample_needs_a_token_and_lists_the_tools_with_one() {
     let mut request = lambda_http::request::from_str(&event).unwrap();
     request.headers_mut().insert(
         header::AUTHORIZATION,
-        HeaderValue::from_str(&format!("Bearer {}", token.token)).unwrap(),
+        HeaderValue::from_str(&format!("Bearer {}", token.token.expose())).unwrap(),
     );
     let response = app.oneshot(request).await.unwrap();
     let status = response.status();

@@ -14,6 +14,8 @@ use steward_harness::{UserId, accounts};
 use steward_store::{ManualClock, QueueError, SqliteTable, Table, TurnQueue};
 use steward_web::app::{self, WebConfig, WebState};
 use steward_web::auth::{SignInMode, session};
+use steward_web::hosts::HostPattern;
+use steward_web::public::client_address::ClientAddress;
 use tower::ServiceExt;
 
 /// The sample's fixed session cookie and CSRF token (events/README.md).
@@ -53,6 +55,9 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
         telegram_bot: None,
         model_label: "scripted (sample)".into(),
         registrations_per_minute: 10,
+        registrations_per_event_per_hour: 100,
+        allowed_hosts: vec![HostPattern::parse("*.execute-api.eu-west-1.amazonaws.com").unwrap()],
+        trusted_proxy: None,
         events: EventsConfig::with_public_base_url("https://steward.example.org"),
     };
     let state = WebState::new(table.clone(), clock.clone(), queue.clone(), config);
@@ -90,4 +95,22 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
     let message: Value = serde_json::from_str(body).unwrap();
     assert_eq!(message["channel"], "web");
     assert_eq!(message["text"], "What is on this Saturday?");
+}
+
+/// On Lambda the client address is API Gateway's source address from the request context,
+/// not a header the client could write.
+#[test]
+fn the_client_address_comes_from_the_request_context() {
+    let event = sample("web-chat-message.json")
+        .replace(
+            "\"sourceIp\": \"203.0.113.7\"",
+            "\"sourceIp\": \"198.51.100.9\"",
+        )
+        .replace(
+            "\"x-forwarded-for\": \"203.0.113.7\"",
+            "\"x-forwarded-for\": \"6.6.6.6\"",
+        );
+    let request = lambda_http::request::from_str(&event).unwrap();
+    let (parts, _) = request.into_parts();
+    assert_eq!(ClientAddress::of(&parts, None).limit_key(), "198.51.100.9");
 }

@@ -1,11 +1,15 @@
-//! Secrets held by the channel layer (access tokens, bot tokens, app secrets): a wrapper whose
-//! `Debug` never prints the value, and a constant-time comparison for shared secrets.
+//! [`Secret`]: the one wrapper for secret strings across Steward — channel credentials here, and
+//! above this crate MCP tokens as shown once (`NewToken`), web sessions' CSRF tokens and the
+//! OpenID Connect flow's state, nonce and PKCE verifier. Its `Debug` never prints the value.
+//! Also a constant-time comparison for shared secrets.
 
 use subtle::ConstantTimeEq;
 
-/// A secret string. `Debug` prints `Secret(***)`, so a config struct can derive `Debug`
-/// without leaking; read the value only where it is sent.
-#[derive(Clone, PartialEq, Eq)]
+/// A secret string. `Debug` prints `Secret(***)`, so a struct holding one can derive `Debug`
+/// without leaking; read the value only where it is sent or compared. Serializes as the plain
+/// string (for records that must store it, such as a session's CSRF token).
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Secret(String);
 
 impl Secret {

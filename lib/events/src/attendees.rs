@@ -135,6 +135,18 @@ struct EmailReservation {
     attendee: AttendeeId,
 }
 
+/// The attendee registered for `event` with `email`, if any.
+pub(crate) async fn registered_with(
+    ctx: &Ctx,
+    event: &EventId,
+    email: &Email,
+) -> Result<Option<AttendeeId>, ServiceError> {
+    match ctx.get(&keys::email(ctx, event, email)).await? {
+        Some(row) => Ok(Some(row.parse::<EmailReservation>()?.attendee)),
+        None => Ok(None),
+    }
+}
+
 /// A new registration, and how many are registered with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registration {

@@ -8,15 +8,21 @@
 //!   refused with a message saying so.
 //! * Only a draft without attendees can be deleted (with everything in it); a published event
 //!   is cancelled instead, so the people registered for it are not silently dropped.
+//! * An address an event gives up (a slug change, or deleting the event) stays reserved to its
+//!   organiser for [`SLUG_RESERVED_SECS`]: the `SLUG#` row becomes a tombstone with a TTL that
+//!   says where the event went, `/e/<old>` redirects there, and another account cannot take
+//!   the address (a link already shared cannot be hijacked). The owner may reuse it.
 
 use jiff::civil::{Date, DateTime, Time};
 use serde::{Deserialize, Serialize};
 use steward_harness::{Audited, Ctx, ServiceError, TimeZoneName, UserId, accounts};
-use steward_store::{Item, Query, SortKey};
+use steward_store::{Item, Query, SortKey, Table};
 
 use crate::ids::EventId;
 use crate::keys;
-use crate::limits::{CAPACITY_MAX, EVENTS_LISTED_MAX, SLUG_SUFFIX_TRIES_MAX, TRACKS_MAX};
+use crate::limits::{
+    CAPACITY_MAX, EVENTS_LISTED_MAX, SLUG_RESERVED_SECS, SLUG_SUFFIX_TRIES_MAX, TRACKS_MAX,
+};
 use crate::planned::{Planned, Updated};
 use crate::slug::Slug;
 use crate::store;
@@ -142,6 +148,48 @@ pub struct SlugOwner {
     pub user: UserId,
     /// The event.
     pub event: EventId,
+    /// Set when the event no longer uses this address: the row is then a reservation for the
+    /// owner that expires (TTL) [`SLUG_RESERVED_SECS`] after it was released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released: Option<SlugReleased>,
+}
+
+/// Where an event went when it gave up an address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlugReleased {
+    /// The event's new address; None when the event was deleted.
+    pub moved_to: Option<Slug>,
+}
+
+impl SlugOwner {
+    fn live(user: &UserId, event: &EventId) -> Self {
+        Self {
+            user: user.clone(),
+            event: event.clone(),
+            released: None,
+        }
+    }
+
+    fn released(&self, moved_to: Option<Slug>) -> Self {
+        Self {
+            released: Some(SlugReleased { moved_to }),
+            ..self.clone()
+        }
+    }
+}
+
+/// The new address of the event that used to be at `slug`, while that address is still
+/// reserved; None when `slug` is not such an address.
+pub async fn moved_to(table: &dyn Table, slug: &str) -> Result<Option<Slug>, ServiceError> {
+    let Ok(slug) = Slug::parse(slug) else {
+        return Ok(None);
+    };
+    let key = keys::slug(&slug)?;
+    let Some(row) = table.get(key.pk(), key.sk()).await? else {
+        return Ok(None);
+    };
+    let owner: SlugOwner = row.parse()?;
+    Ok(owner.released.and_then(|r| r.moved_to))
 }
 
 /// A new event, checked.
@@ -363,31 +411,98 @@ pub(crate) fn today(ctx: &Ctx, tz: &TimeZoneName) -> Result<Date, ServiceError> 
     Ok(when::local_now(ctx.now_millis(), &tz.time_zone()?).date())
 }
 
+/// Whether `slug` is free for the caller: no row, or a reservation of the caller's own.
+enum SlugState {
+    /// Nobody has it.
+    Free,
+    /// The caller's own reservation (this row), which taking the address replaces.
+    OwnReservation(Item),
+    /// An event uses it.
+    Taken,
+    /// Another account's reservation.
+    ReservedForAnother,
+}
+
+async fn slug_state(ctx: &Ctx, slug: &Slug) -> Result<SlugState, ServiceError> {
+    let Some(row) = ctx.get(&keys::slug(slug)?).await? else {
+        return Ok(SlugState::Free);
+    };
+    let owner: SlugOwner = row.parse()?;
+    Ok(match owner.released {
+        None => SlugState::Taken,
+        Some(_) if &owner.user == ctx.user() => SlugState::OwnReservation(row),
+        Some(_) => SlugState::ReservedForAnother,
+    })
+}
+
 /// The first free slug among `base`, `base-2`, … `base-N`; past those, `base-<tail of the
-/// event id>`, which no other event has.
-async fn free_slug(ctx: &Ctx, base: &Slug, event: &EventId) -> Result<Slug, ServiceError> {
+/// event id>`, which no other event has. With it, the caller's own reservation of it, if any.
+async fn free_slug(
+    ctx: &Ctx,
+    base: &Slug,
+    event: &EventId,
+) -> Result<(Slug, Option<Item>), ServiceError> {
     for n in 1..=SLUG_SUFFIX_TRIES_MAX {
         let candidate = if n == 1 {
             base.clone()
         } else {
             base.numbered(n)
         };
-        if ctx.get(&keys::slug(&candidate)?).await?.is_none() {
-            return Ok(candidate);
+        match slug_state(ctx, &candidate).await? {
+            SlugState::Free => return Ok((candidate, None)),
+            SlugState::OwnReservation(row) => return Ok((candidate, Some(row))),
+            SlugState::Taken | SlugState::ReservedForAnother => {}
         }
     }
-    Ok(base.with_suffix(event.as_str()))
+    Ok((base.with_suffix(event.as_str()), None))
 }
 
-/// Refuses a chosen slug that another event already has.
-async fn ensure_slug_free(ctx: &Ctx, slug: &Slug) -> Result<(), ServiceError> {
-    if ctx.get(&keys::slug(slug)?).await?.is_some() {
-        return Err(ServiceError::already_exists(format!(
+/// Refuses a chosen slug that another event has or that is reserved for another account;
+/// returns the caller's own reservation of it, if any.
+async fn ensure_slug_free(ctx: &Ctx, slug: &Slug) -> Result<Option<Item>, ServiceError> {
+    match slug_state(ctx, slug).await? {
+        SlugState::Free => Ok(None),
+        SlugState::OwnReservation(row) => Ok(Some(row)),
+        SlugState::Taken => Err(ServiceError::already_exists(format!(
             "The address {} (choose another slug)",
             slug.path()
-        )));
+        ))),
+        SlugState::ReservedForAnother => Err(ServiceError::invalid(
+            "slug",
+            format!(
+                "the address {} belonged to another organiser's event until recently and stays reserved for them for up to {} days, so links already shared keep pointing at their event; choose another slug",
+                slug.path(),
+                SLUG_RESERVED_SECS / 86_400
+            ),
+        )),
     }
-    Ok(())
+}
+
+/// Takes the address for `owner` in `tx`: a new row, or replacing the caller's reservation
+/// (which then no longer expires).
+fn take_slug(
+    tx: Audited,
+    slug: &Slug,
+    reservation: Option<&Item>,
+    owner: &SlugOwner,
+) -> Result<Audited, ServiceError> {
+    Ok(match reservation {
+        Some(row) => tx.replace_with_ttl(row, owner, None),
+        None => tx.put_new(keys::slug(slug)?, owner),
+    })
+}
+
+/// Turns a live slug row into a reservation for its owner that expires after
+/// [`SLUG_RESERVED_SECS`], pointing at `moved_to`.
+fn release_slug(
+    ctx: &Ctx,
+    tx: Audited,
+    row: &Item,
+    moved_to: Option<Slug>,
+) -> Result<Audited, ServiceError> {
+    let owner: SlugOwner = row.parse()?;
+    let until_s = ctx.now_millis().div_euclid(1000) + SLUG_RESERVED_SECS;
+    Ok(tx.replace_with_ttl(row, owner.released(moved_to), Some(until_s)))
 }
 
 /// Plans a new draft event with its slug row and registration counter. The time zone
@@ -400,10 +515,10 @@ pub async fn create_event(ctx: &Ctx, new: NewEvent) -> Result<Planned<Event>, Se
     new.dates
         .require_not_before(today(ctx, &time_zone)?, time_zone.as_str())?;
     let id = EventId::generate(ctx);
-    let slug = match new.slug {
+    let (slug, reservation) = match new.slug {
         Some(slug) => {
-            ensure_slug_free(ctx, &slug).await?;
-            slug
+            let reservation = ensure_slug_free(ctx, &slug).await?;
+            (slug, reservation)
         }
         None => free_slug(ctx, &Slug::from_name(new.name.as_str()), &id).await?,
     };
@@ -427,18 +542,14 @@ pub async fn create_event(ctx: &Ctx, new: NewEvent) -> Result<Planned<Event>, Se
         created_ms: ctx.now_millis(),
     };
     check_event(&event)?;
-    let owner = SlugOwner {
-        user: ctx.user().clone(),
-        event: event.id.clone(),
-    };
+    let owner = SlugOwner::live(ctx.user(), &event.id);
     let tx = Audited::new(ctx)
         .label(format!("Create event {}", event.quoted()))
-        .put_new(keys::event(ctx, &event.id), &event)
-        .put_new(keys::slug(&event.slug)?, &owner)
-        .put_new(
-            keys::registrations(ctx, &event.id),
-            RegistrationCounter::default(),
-        );
+        .put_new(keys::event(ctx, &event.id), &event);
+    let tx = take_slug(tx, &event.slug, reservation.as_ref(), &owner)?.put_new(
+        keys::registrations(ctx, &event.id),
+        RegistrationCounter::default(),
+    );
     Ok(Planned::new(tx, event))
 }
 
@@ -531,7 +642,7 @@ pub async fn update_event(
         }
     }
     if changed.contains(&"public address") {
-        ensure_slug_free(ctx, &new.slug).await?;
+        let reservation = ensure_slug_free(ctx, &new.slug).await?;
         let old_key = keys::slug(&old.slug)?;
         let Some(old_row) = ctx.get(&old_key).await? else {
             return Err(ServiceError::internal(format!(
@@ -539,11 +650,9 @@ pub async fn update_event(
                 old.slug
             )));
         };
-        let owner = SlugOwner {
-            user: ctx.user().clone(),
-            event: id.clone(),
-        };
-        tx = tx.delete(&old_row).put_new(keys::slug(&new.slug)?, &owner);
+        let owner = SlugOwner::live(ctx.user(), id);
+        tx = release_slug(ctx, tx, &old_row, Some(new.slug.clone()))?;
+        tx = take_slug(tx, &new.slug, reservation.as_ref(), &owner)?;
     }
     let tx = tx
         .label(format!(
@@ -734,8 +843,9 @@ pub async fn delete_event(ctx: &Ctx, id: &EventId) -> Result<Planned<Deleted>, S
     let mut tx = Audited::new(ctx)
         .label(format!("Delete event {}", event.quoted()))
         .delete(&item);
+    // The address stays reserved to the organiser for a while (links may be out there).
     if let Some(row) = &slug_row {
-        tx = tx.delete(row);
+        tx = release_slug(ctx, tx, row, None)?;
     }
     for child in &children {
         tx = tx.delete(child);

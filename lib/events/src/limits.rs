@@ -51,6 +51,12 @@ pub const ANSWER_QUESTION_CHARS_MAX: usize = 100;
 /// Longest free-text answer, in characters: a paragraph, not a document.
 pub const ANSWER_CHARS_MAX: usize = 2_000;
 
+/// How long an event's former public address stays reserved to its organiser after the event
+/// moves to another address or is deleted, in seconds: long enough for links already on
+/// posters and in messages to keep working (they redirect) and not to be taken over by another
+/// account; short enough that the name is not lost for ever.
+pub const SLUG_RESERVED_SECS: i64 = 30 * 24 * 3600;
+
 /// How many numbered variants (`spring-open-2`, `-3`, …) slug generation tries before giving
 /// up and asking for a slug. Each try is one read.
 pub const SLUG_SUFFIX_TRIES_MAX: u32 = 20;

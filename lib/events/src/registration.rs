@@ -106,12 +106,15 @@ pub struct PublicForm {
 /// A successful public registration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PublicRegistered {
-    /// The new attendee's id.
+    /// The attendee's id (the earlier one when the address was already registered).
     pub attendee: AttendeeId,
-    /// Their name.
+    /// Their name as typed now.
     pub name: String,
     /// The event's name.
     pub event_name: String,
+    /// The address was already registered: nothing was written. Never shown to the visitor,
+    /// who gets the same answer either way (the form must not reveal who is registered).
+    pub already_registered: bool,
 }
 
 fn no_public_event(slug: &str) -> ServiceError {
@@ -131,13 +134,14 @@ async fn public_ctx(
         return Err(no_public_event(slug));
     };
     let owner: SlugOwner = row.parse()?;
-    let ctx = Ctx::new(table, clock, owner.user, Actor::Public);
+    let ctx = Ctx::new(table, clock, owner.user.clone(), Actor::Public);
     let event = match events::get_event(&ctx, &owner.event).await {
         Ok(e) => e,
         Err(ServiceError::NotFound { .. }) => return Err(no_public_event(slug)),
         Err(e) => return Err(e),
     };
-    if event.status == EventStatus::Draft {
+    // A reserved former address (the event moved or was deleted) is not the event's page.
+    if event.status == EventStatus::Draft || owner.released.is_some() || event.slug != parsed {
         return Err(no_public_event(slug));
     }
     Ok((ctx, event))
@@ -191,9 +195,10 @@ pub async fn public_event(
 }
 
 /// Registers a member of the public for the event at `slug`: the event must be published,
-/// registration open and not past its closing time, a place free, the name and address valid
-/// and the address not yet registered. Retries when another registration for the same event
-/// committed first.
+/// registration open and not past its closing time, a place free, the name and address valid.
+/// An address already registered is answered like a new one (`already_registered` set,
+/// nothing written), so the public form is no "is this address registered?" oracle. Retries
+/// when another registration for the same event committed first.
 pub async fn register_public(
     table: Arc<dyn Table>,
     clock: Arc<dyn Clock>,
@@ -208,11 +213,30 @@ pub async fn register_public(
     let mut last = None;
     for _ in 0..REGISTRATION_RETRIES_MAX {
         let (ctx, event) = public_ctx(Arc::clone(&table), Arc::clone(&clock), slug).await?;
-        let planned = attendees::register(&ctx, &event.id, checked.clone()).await?;
+        let planned = match attendees::register(&ctx, &event.id, checked.clone()).await {
+            Ok(planned) => planned,
+            Err(ServiceError::AlreadyExists { .. }) => {
+                if let Some(attendee) =
+                    attendees::registered_with(&ctx, &event.id, &checked.email).await?
+                {
+                    return Ok(PublicRegistered {
+                        attendee,
+                        name: checked.name.to_string(),
+                        event_name: event.name.to_string(),
+                        already_registered: true,
+                    });
+                }
+                // Withdrawn meanwhile: try again.
+                last = Some(ServiceError::conflict("The registration"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let done = PublicRegistered {
             attendee: planned.value().attendee.id.clone(),
             name: planned.value().attendee.name.to_string(),
             event_name: planned.value().event_name.clone(),
+            already_registered: false,
         };
         match planned.commit().await {
             Ok(_) => return Ok(done),

@@ -450,6 +450,27 @@ impl Audited {
         self
     }
 
+    /// Replaces `old` (as read) with `new_value` and sets its expiry to `ttl` (None: it never
+    /// expires); otherwise like [`Audited::replace`]. For records that become reservations
+    /// with an end, or stop being one (a released public address).
+    pub fn replace_with_ttl(
+        mut self,
+        old: &Item,
+        new_value: impl Serialize,
+        ttl: Option<i64>,
+    ) -> Self {
+        if let Some(data) = self.serialize_value(new_value) {
+            self.changes.push(Change::Put {
+                key: RecordKey::raw(&old.pk, &old.sk),
+                before: Some(old.clone()),
+                data,
+                ttl,
+                version: old.version + 1,
+            });
+        }
+        self
+    }
+
     /// Deletes `old` (as read); the commit fails with [`ServiceError::Conflict`] if it changed.
     pub fn delete(mut self, old: &Item) -> Self {
         self.changes.push(Change::Delete {

@@ -9,6 +9,7 @@
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use steward_channels::Secret;
 use steward_store::{Clock, Item, Query, StoreError, Table, WriteOp};
 
 use crate::accounts::clean_name;
@@ -48,11 +49,12 @@ pub struct TokenRecord {
     pub last_used_ms: Option<i64>,
 }
 
-/// A newly created token. `token` is shown to its holder once and then forgotten.
+/// A newly created token. `token` is shown to its holder once and then forgotten; its `Debug`
+/// prints `***`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewToken {
     /// The secret to hand to the MCP client.
-    pub token: String,
+    pub token: Secret,
     /// What is stored about it.
     pub record: TokenRecord,
 }
@@ -104,7 +106,10 @@ pub async fn create_token(
             )?),
         ])
         .await?;
-    Ok(NewToken { token, record })
+    Ok(NewToken {
+        token: Secret::new(token),
+        record,
+    })
 }
 
 async fn load(

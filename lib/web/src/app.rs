@@ -10,11 +10,14 @@ use axum::response::Redirect;
 use axum::routing::get;
 use steward_events::EventsConfig;
 use steward_harness::Registry;
+use steward_store::StoreError;
 use steward_store::{Clock, Table, TurnQueue};
 
 use crate::auth::{self, SignInMode};
-use crate::rate_limit::RateLimiter;
-use crate::{chat_api, public, security, ui};
+use crate::hosts::HostPattern;
+use crate::public::client_address::TrustedProxy;
+use crate::public::form_stamp::StampKey;
+use crate::{chat_api, hosts, public, security, ui};
 
 /// How the web app is set up: sign-in, links, and what the pages say about the deployment.
 #[derive(Debug, Clone)]
@@ -34,8 +37,18 @@ pub struct WebConfig {
     /// A short description of the configured model, shown on the chat page ("Anthropic
     /// claude-…", "none", "scripted (test replay)").
     pub model_label: String,
-    /// Public registrations accepted per client address per minute.
+    /// Public registrations accepted per client address (IPv6: per /64) per minute, counted
+    /// in the table so the limit holds across processes.
     pub registrations_per_minute: u32,
+    /// Public registrations accepted per event per hour, from everyone together: what a
+    /// flood of fake names can take from a capped event before the organiser notices.
+    pub registrations_per_event_per_hour: u32,
+    /// The hosts the web app answers for (`Host` and `Origin`): loopback names locally, the
+    /// public URL's host, and `STEWARD_ALLOWED_HOSTS`. Anything else gets 421.
+    pub allowed_hosts: Vec<HostPattern>,
+    /// The header a trusted proxy puts the client's address in (`STEWARD_TRUSTED_PROXY`);
+    /// None: no header is believed.
+    pub trusted_proxy: Option<TrustedProxy>,
     /// The events domain's settings (public base URL for the links it writes).
     pub events: EventsConfig,
 }
@@ -43,6 +56,10 @@ pub struct WebConfig {
 /// Public registrations per address per minute unless configured: generous for a family
 /// registering together behind one address, far below what a script would need to flood.
 pub const DEFAULT_REGISTRATIONS_PER_MINUTE: u32 = 10;
+
+/// Public registrations per event per hour unless configured: a popular event's rush after
+/// the link is shared stays far below it; a script filling a capped event hits it.
+pub const DEFAULT_REGISTRATIONS_PER_EVENT_PER_HOUR: u32 = 300;
 
 /// Everything the web routes share. Cheap to clone.
 #[derive(Clone)]
@@ -55,7 +72,7 @@ struct Inner {
     clock: Arc<dyn Clock>,
     queue: Arc<dyn TurnQueue>,
     config: WebConfig,
-    registrations: RateLimiter,
+    stamp_key: tokio::sync::OnceCell<StampKey>,
     oidc: Option<auth::oidc::OidcClient>,
     registry: Arc<Registry>,
 }
@@ -77,7 +94,6 @@ impl WebState {
         queue: Arc<dyn TurnQueue>,
         config: WebConfig,
     ) -> Self {
-        let registrations = RateLimiter::per_minute(config.registrations_per_minute);
         let oidc = match &config.sign_in {
             SignInMode::Oidc(settings) => Some(auth::oidc::OidcClient::new(settings.clone())),
             SignInMode::Development => None,
@@ -89,7 +105,7 @@ impl WebState {
                 clock,
                 queue,
                 config,
-                registrations,
+                stamp_key: tokio::sync::OnceCell::new(),
                 oidc,
                 registry,
             }),
@@ -116,9 +132,12 @@ impl WebState {
         &self.inner.config
     }
 
-    /// The public registration form's per-address limiter.
-    pub fn registrations(&self) -> &RateLimiter {
-        &self.inner.registrations
+    /// The key signing the registration form's time stamp (read from the table once).
+    pub async fn stamp_key(&self) -> Result<&StampKey, StoreError> {
+        self.inner
+            .stamp_key
+            .get_or_try_init(|| StampKey::load_or_create(self.inner.table.as_ref()))
+            .await
     }
 
     /// The capabilities, whose confirmation declarations the UI's forms ask (the same ones
@@ -134,8 +153,10 @@ impl WebState {
 }
 
 /// The web app's routes: `/` (to the app), `/app/…` (signed in, CSRF-checked), `/api/chat/…`
-/// and the public pages `/e/{slug}`, all with the security headers.
+/// and the public pages `/e/{slug}`, all with the security headers, all behind the Host/Origin
+/// allow-list (421 for another host).
 pub fn routes(state: WebState) -> Router {
+    let allowed = Arc::new(state.config().allowed_hosts.clone());
     Router::new()
         .route("/", get(|| async { Redirect::to(ui::APP_HOME) }))
         .merge(auth::routes())
@@ -149,4 +170,5 @@ pub fn routes(state: WebState) -> Router {
         ))
         .layer(DefaultBodyLimit::max(auth::csrf::FORM_BODY_BYTES_MAX))
         .layer(axum::middleware::from_fn(security::headers))
+        .layer(axum::middleware::from_fn_with_state(allowed, hosts::guard))
 }

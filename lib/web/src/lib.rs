@@ -5,9 +5,10 @@
 //! * [`app`]: the web app (UI, chat API, public pages) over [`app::WebState`];
 //!   [`auth`]: sign-in, sessions, CSRF; [`ui`]: the signed-in pages; [`chat_api`]: the web chat
 //!   API; [`public`]: the public event pages; [`security`]: response headers;
-//!   [`rate_limit`]: per-caller budgets.
+//!   [`rate_limit`]: per-caller budgets; [`hosts`]: the Host/Origin allow-list.
 //! * [`webhooks`]: WhatsApp and Telegram; [`mcp`]: the MCP server; [`health`]: `/healthz`.
-//! * [`agent_batch`]: the turn worker; [`config`], [`secrets`]: settings and wiring.
+//! * [`agent_batch`]: the turn worker; [`config`], [`secrets`]: settings and wiring;
+//!   [`request_log`]: request tracing without query strings.
 
 pub mod agent_batch;
 pub mod app;
@@ -15,9 +16,11 @@ pub mod auth;
 pub mod chat_api;
 pub mod config;
 pub mod health;
+pub mod hosts;
 pub mod mcp;
 pub mod public;
 pub mod rate_limit;
+pub mod request_log;
 pub mod secrets;
 pub mod security;
 pub mod ui;

@@ -1,5 +1,6 @@
 //! Per-caller rate limits: a token bucket per key holding up to a minute's budget, refilled
-//! continuously. Used by MCP (per token) and the public registration form (per address).
+//! continuously. Used by MCP (per token); the public registration form counts in the table
+//! instead (`public::throttle`), so its limits hold across Lambda instances.
 //!
 //! The buckets live in this process's memory. Locally that is the whole server; on Lambda it
 //! is per warm instance, so a caller spread over N concurrent instances can make up to N times
@@ -11,8 +12,9 @@ use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Most callers tracked at once; beyond it, callers whose bucket has refilled are forgotten
-/// (they are indistinguishable from new ones). Bounds memory whatever the traffic.
+/// Most callers tracked at once, a hard bound on the map whatever the traffic: a new caller
+/// when it is full first drops every caller whose bucket has refilled (indistinguishable from
+/// new ones), then, if none had, the caller seen longest ago.
 const RATE_LIMIT_CALLERS_MAX: usize = 10_000;
 
 /// The window the budget is expressed over.
@@ -59,6 +61,16 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() >= RATE_LIMIT_CALLERS_MAX && !buckets.contains_key(key) {
             buckets.retain(|_, b| now.saturating_duration_since(b.updated) < WINDOW);
+            while buckets.len() >= RATE_LIMIT_CALLERS_MAX {
+                let Some(oldest) = buckets
+                    .iter()
+                    .min_by_key(|(_, b)| b.updated)
+                    .map(|(k, _)| k.clone())
+                else {
+                    break;
+                };
+                buckets.remove(&oldest);
+            }
         }
         let bucket = buckets.entry(key.clone()).or_insert(Bucket {
             available: self.per_window,
@@ -130,6 +142,24 @@ mod tests {
     fn retry_after_is_whole_seconds_at_least_one() {
         assert_eq!(retry_after_secs(Duration::from_millis(10)), 1);
         assert_eq!(retry_after_secs(Duration::from_millis(1_500)), 2);
+    }
+
+    #[test]
+    fn the_map_never_grows_past_its_bound() {
+        let limiter = RateLimiter::<String>::new(NonZeroU32::new(1).unwrap());
+        let t0 = Instant::now();
+        for i in 0..RATE_LIMIT_CALLERS_MAX {
+            limiter
+                .check(&key(&format!("u{i}")), t0 + Duration::from_millis(i as u64))
+                .unwrap();
+        }
+        // All still active: the oldest goes, the newcomer is tracked.
+        let later = t0 + Duration::from_millis(RATE_LIMIT_CALLERS_MAX as u64);
+        limiter.check(&key("late"), later).unwrap();
+        let buckets = limiter.buckets.lock().unwrap();
+        assert_eq!(buckets.len(), RATE_LIMIT_CALLERS_MAX);
+        assert!(!buckets.contains_key("u0"));
+        assert!(buckets.contains_key("u1") && buckets.contains_key("late"));
     }
 
     #[test]

@@ -220,6 +220,41 @@ async fn dev_user_needs_a_loopback_host(backend: Backend) {
         401,
         "a tunnel to the port does not get the dev user"
     );
+    // Nor does a tunnel that keeps the loopback Host but adds its forwarding headers.
+    let res = s
+        .post(
+            None,
+            &[
+                ("x-forwarded-for", "203.0.113.9"),
+                ("cf-connecting-ip", "203.0.113.9"),
+            ],
+            &list_request(),
+        )
+        .await;
+    assert_eq!(
+        res.status(),
+        401,
+        "forwarded requests do not get the dev user"
+    );
+}
+
+/// Finding 12 of the security review: an unauthenticated request is refused after reading at
+/// most a small part of its body (the id is echoed only from a small body).
+async fn refusals_read_only_a_small_body(s: TestServer) {
+    let big = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"padding": "x".repeat(512 * 1024)},
+    });
+    let res = s.post(None, &[], &big).await;
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body.get("id").is_none(),
+        "a large body is not parsed: {body}"
+    );
+    assert!(body["error"]["message"].as_str().unwrap().contains("token"));
 }
 
 #[test]
@@ -277,6 +312,7 @@ async fn fixtures_only_when_asked(backend: Backend) {
 
 steward_store::backend_tests!(setup = world;
     missing_wrong_and_revoked_tokens_are_401,
+    refusals_read_only_a_small_body,
     disallowed_hosts_and_origins_are_403,
 );
 

@@ -36,7 +36,9 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
         }
         UserCommand::Pause { user_id: id } => {
             let p = accounts::pause(table.as_ref(), &user_id(id)?).await?;
-            println!("{} paused", p.user);
+            // A paused account's web sessions end too.
+            steward_web::auth::session::end_all(table.as_ref(), &p.user).await?;
+            println!("{} paused (signed out of the web everywhere)", p.user);
         }
         UserCommand::Resume { user_id: id } => {
             let p = accounts::resume(table.as_ref(), &user_id(id)?).await?;
@@ -73,7 +75,7 @@ pub async fn token(cli: &Cli, cmd: &TokenCommand) -> Result<()> {
                 label.as_deref(),
             )
             .await?;
-            println!("{}", new.token);
+            println!("{}", new.token.expose());
         }
         TokenCommand::List { user_id: id } => {
             for t in tokens::list_tokens(table.as_ref(), &user_id(id)?).await? {

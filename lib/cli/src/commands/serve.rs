@@ -20,8 +20,7 @@ use steward_web::auth::SignInMode;
 use steward_web::config::model::ModelProvider;
 use steward_web::config::{ENV_PUBLIC_URL, Settings, web, wiring};
 use steward_web::mcp::{self, McpConfig};
-use steward_web::{health, webhooks};
-use tower_http::trace::TraceLayer;
+use steward_web::{health, request_log, webhooks};
 
 use crate::{Cli, db_path};
 
@@ -100,7 +99,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         )?))
         .merge(mcp::routes(registry, table, clock, mcp_config))
         .merge(health::routes())
-        .layer(TraceLayer::new_for_http());
+        .layer(request_log::layer());
 
     println!("Steward is running at http://{bound}/");
     println!("  store: {}", path.display());

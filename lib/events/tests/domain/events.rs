@@ -344,7 +344,10 @@ async fn slug_changes_move_the_public_address(w: World) {
         .await
         .unwrap();
     assert_eq!(done.changed, ["public address"]);
-    assert!(w.dump("SLUG#spring-open").await.is_empty());
+    // The old address is now a reservation pointing at the new one.
+    let old = w.dump("SLUG#spring-open").await;
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].3["released"]["moved_to"], "spring");
     assert_eq!(w.dump("SLUG#spring").await.len(), 1);
     let taken = EventChanges {
         slug: Some(Slug::parse("taken").unwrap()),
@@ -354,6 +357,81 @@ async fn slug_changes_move_the_public_address(w: World) {
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::AlreadyExists { .. }), "{err:?}");
+}
+
+/// Finding 9 of the security review: a freed public address cannot be claimed by another
+/// account while it is reserved; the owner can take it back; the reservation expires.
+async fn slug_reservation_keeps_old_addresses_for_their_owner(w: World) {
+    let alice = w.account("alice").await;
+    let bob = w.account("bob").await;
+    let s = seed(&w, &alice, false).await;
+    w.ok(&alice, "publish_event", json!({"event_id": s.event}))
+        .await;
+    let id = EventId::parse(&s.event).unwrap();
+    let move_to = |slug: &str| EventChanges {
+        slug: Some(Slug::parse(slug).unwrap()),
+        ..EventChanges::default()
+    };
+    events::update_event(&w.web(&alice), &id, move_to("spring-2027"))
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        events::moved_to(w.table.as_ref(), "spring-open")
+            .await
+            .unwrap()
+            .unwrap()
+            .as_str(),
+        "spring-2027"
+    );
+
+    // Bob can neither choose the old address nor get it generated.
+    let mut taken = new_event("Spring Open", &[DAY1]);
+    taken.slug = Some(Slug::parse("spring-open").unwrap());
+    let err = events::create_event(&w.web(&bob), taken.clone())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("stays reserved for them"), "{err}");
+    let generated = create(&w, &bob, "Spring Open").await;
+    assert_eq!(generated.slug.as_str(), "spring-open-2");
+    let err = events::update_event(&w.web(&bob), &generated.id, move_to("spring-open"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("stays reserved"), "{err}");
+
+    // Alice can take it back; the row is live again and no longer expires.
+    events::update_event(&w.web(&alice).next_action(), &id, move_to("spring-open"))
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
+    let row = w.dump("SLUG#spring-open").await;
+    assert_eq!(row[0].2, None);
+    let owner: SlugOwner = serde_json::from_value(row[0].3.clone()).unwrap();
+    assert!(owner.released.is_none());
+    assert!(
+        events::moved_to(w.table.as_ref(), "spring-open")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Once the reservation has expired, anyone may take the address.
+    w.clock
+        .advance_millis((steward_events::limits::SLUG_RESERVED_SECS + 1) * 1000);
+    events::create_event(&w.web(&bob), {
+        let mut e = new_event("Spring", &["2027-03-01"]);
+        e.slug = Some(Slug::parse("spring-2027").unwrap());
+        e
+    })
+    .await
+    .unwrap()
+    .commit()
+    .await
+    .unwrap();
 }
 
 async fn lifecycle_publish_cancel_reopen(w: World) {
@@ -468,7 +546,11 @@ async fn delete_removes_a_draft_and_everything_in_it(w: World) {
             .iter()
             .all(|(sk, ..)| !sk.contains(empty.id.as_str()))
     );
-    assert!(w.dump("SLUG#scratch").await.is_empty());
+    // The deleted draft's address stays reserved to its owner, pointing nowhere.
+    let reserved = w.dump("SLUG#scratch").await;
+    assert_eq!(reserved.len(), 1);
+    assert!(reserved[0].2.is_some(), "the reservation expires");
+    assert!(reserved[0].3["released"]["moved_to"].is_null());
 
     w.ok(&u, "publish_event", json!({"event_id": s.event}))
         .await;
@@ -581,6 +663,7 @@ steward_store::backend_tests!(setup = world;
     get_and_list,
     update_changes_only_what_is_given,
     slug_changes_move_the_public_address,
+    slug_reservation_keeps_old_addresses_for_their_owner,
     lifecycle_publish_cancel_reopen,
     delete_removes_a_draft_and_everything_in_it,
     registration_settings,

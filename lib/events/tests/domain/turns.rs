@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use steward_channels::ChannelProfile;
 use steward_events::registration::{PublicForm, register_public};
-use steward_events::{DOMAIN_PROMPT, EventsContext, EventsRiskPolicy};
+use steward_events::{DOMAIN_PROMPT, EventsContext};
 use steward_harness::audit::recent_requests;
 use steward_harness::{
     Actor, Agent, ChannelName, ConversationKey, Domain, ModelSettings, Outbox, ShapedReply,
@@ -93,7 +93,6 @@ fn agent(w: &World, model: Arc<dyn LlmClient>) -> Agent {
             product: "Steward".into(),
             prompt: DOMAIN_PROMPT.into(),
             registry: Arc::clone(&w.registry),
-            risk: Arc::new(EventsRiskPolicy),
             context: Arc::new(EventsContext),
         },
     )

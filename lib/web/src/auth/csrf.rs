@@ -33,7 +33,7 @@ pub const FORM_BODY_BYTES_MAX: usize = 64 * 1024;
 
 /// The hidden input every signed-in form carries.
 pub fn field(session: &Session) -> Markup {
-    html! { input type="hidden" name=(CSRF_FIELD) value=(session.csrf); }
+    html! { input type="hidden" name=(CSRF_FIELD) value=(session.csrf.expose()); }
 }
 
 /// Paths that handle their own CSRF check (no session exists yet).
@@ -56,20 +56,22 @@ pub async fn guard(State(state): State<WebState>, req: Request, next: Next) -> R
     let api = path.starts_with("/api");
     let jar = CookieJar::from_headers(req.headers());
     let session = match jar.get(SESSION_COOKIE) {
-        Some(c) => match session::load(state.table().as_ref(), c.value()).await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!(error = %e, "session lookup failed");
-                return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+        Some(c) => {
+            match session::load(state.table().as_ref(), state.clock().as_ref(), c.value()).await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!(error = %e, "session lookup failed");
+                    return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+                }
             }
-        },
+        }
         None => None,
     };
     let Some(session) = session else {
         return super::SignInRequired { api }.into_response();
     };
     if let Some(sent) = req.headers().get(CSRF_HEADER) {
-        if sent.to_str().is_ok_and(|s| same(s, &session.csrf)) {
+        if sent.to_str().is_ok_and(|s| same(s, session.csrf.expose())) {
             return next.run(req).await;
         }
         return forbidden();
@@ -90,7 +92,7 @@ pub async fn guard(State(state): State<WebState>, req: Request, next: Next) -> R
         .ok()
         .and_then(|pairs| pairs.into_iter().find(|(k, _)| k == CSRF_FIELD))
         .map(|(_, v)| v);
-    if !sent.is_some_and(|s| same(&s, &session.csrf)) {
+    if !sent.is_some_and(|s| same(&s, session.csrf.expose())) {
         return forbidden();
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
@@ -133,6 +135,11 @@ impl<S: Send + Sync> FromRequestParts<S> for FormToken {
 }
 
 impl FormToken {
+    /// The token's value (to bind other form data to this browser).
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
     /// The hidden input for the form.
     pub fn field(&self) -> Markup {
         html! { input type="hidden" name=(CSRF_FIELD) value=(self.value); }

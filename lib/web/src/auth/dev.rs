@@ -1,11 +1,16 @@
 //! The sign-in page, and the development sign-in by name (no password), which exists only when
-//! `steward serve` runs on a loopback address: typing a name signs in as that person, creating
-//! their account the first time. Typing an existing user id (from `steward user create`) signs
-//! in as that account.
+//! `steward serve` runs on a loopback address *and*, per request, only for a request whose
+//! `Host` is a loopback name and which carries no proxy header ([`hosts::is_direct_loopback`]):
+//! through a tunnel or under a foreign name both the page and the form answer 404.
+//!
+//! Typing a name signs in as that person's development account (`dev-<name>`), creating it the
+//! first time. Only `dev-` accounts can be reached this way: accounts made by
+//! `steward user create` (ULID ids) or by OpenID Connect (`oidc-…`) never start with `dev-`, and
+//! a typed user id is just another name.
 
 use axum::Form;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::CookieJar;
 use maud::html;
@@ -15,17 +20,48 @@ use steward_harness::{ServiceError, UserId, accounts};
 use super::csrf::FormToken;
 use super::{SIGN_IN_PATH, SignInMode};
 use crate::app::WebState;
+use crate::hosts;
 use crate::ui::layout;
 
 /// Longest name accepted by the development sign-in, in characters.
 const DEV_NAME_CHARS_MAX: usize = 80;
 
+/// The prefix of every account the development sign-in creates or reuses.
+const DEV_ID_PREFIX: &str = "dev-";
+
+/// The answer to the development sign-in when the request is not straight from this machine.
+const NOT_HERE: &str = "Sign-in by name is only available from a browser on the machine running Steward (http://127.0.0.1). Through a tunnel or another address, set up OpenID Connect sign-in.";
+
+/// Whether the development sign-in may be served to this request; logs a refusal.
+fn dev_sign_in_allowed(uri: &Uri, headers: &HeaderMap) -> bool {
+    let allowed = hosts::is_direct_loopback(uri, headers);
+    if !allowed {
+        tracing::warn!(
+            host = ?headers.get(axum::http::header::HOST),
+            forwarded = hosts::is_forwarded(headers),
+            "development sign-in refused: the request is not from this machine (tunnel, proxy or foreign Host)"
+        );
+    }
+    allowed
+}
+
+fn not_here() -> Response {
+    (StatusCode::NOT_FOUND, NOT_HERE).into_response()
+}
+
 /// The sign-in page: a name field locally, the identity provider's button when deployed.
 pub(super) async fn page(
     State(state): State<WebState>,
+    uri: Uri,
+    headers: HeaderMap,
     token: FormToken,
     jar: CookieJar,
 ) -> Response {
+    if matches!(state.config().sign_in, SignInMode::Development)
+        && !dev_sign_in_allowed(&uri, &headers)
+    {
+        return not_here();
+    }
     render(&state, &token, jar, None, StatusCode::OK)
 }
 
@@ -73,8 +109,11 @@ pub(super) struct DevSignIn {
     name: String,
 }
 
+/// `POST /app/sign-in`: the development sign-in form (404 unless allowed for this request).
 pub(super) async fn submit(
     State(state): State<WebState>,
+    uri: Uri,
+    headers: HeaderMap,
     token: FormToken,
     jar: CookieJar,
     Form(form): Form<DevSignIn>,
@@ -85,6 +124,9 @@ pub(super) async fn submit(
             "Sign-in by name is only available on a local development server.",
         )
             .into_response();
+    }
+    if !dev_sign_in_allowed(&uri, &headers) {
+        return not_here();
     }
     if !token.verify(&form.csrf) {
         return FormToken::refusal();
@@ -116,16 +158,16 @@ pub(super) async fn submit(
     }
 }
 
-/// The account a development sign-in with `name` uses: an existing user id as typed, else the
-/// account derived from the name, created on first use.
+/// The account a development sign-in with `name` uses: the `dev-` account derived from the
+/// name, created on first use. Never any other account, whatever is typed.
 async fn dev_account(state: &WebState, name: &str) -> Result<UserId, ServiceError> {
     let table = state.table().as_ref();
-    if let Ok(id) = UserId::parse(name)
-        && accounts::get_profile(table, &id).await.is_ok()
-    {
-        return Ok(id);
-    }
     let id = dev_user_id(name);
+    if !id.as_str().starts_with(DEV_ID_PREFIX) {
+        return Err(ServiceError::internal(format!(
+            "development account id {id} lacks its prefix"
+        )));
+    }
     match accounts::get_profile(table, &id).await {
         Ok(_) => Ok(id),
         Err(ServiceError::NotFound { .. }) => {
@@ -189,5 +231,15 @@ mod tests {
         assert_ne!(dev_user_id("Zoë").as_str(), dev_user_id("Zoe").as_str());
         assert!(dev_user_id("<script>").as_str().starts_with("dev-script-"));
         assert!(dev_user_id("李").as_str().starts_with("dev-"));
+        // A typed user id is just a name: it never maps onto that account.
+        assert_eq!(
+            dev_user_id("01kbx9y7m6q3f2d1c0b9a8z7y6").as_str(),
+            "dev-01kbx9y7m6q3f2d1c0b9a8z7y6"
+        );
+        assert!(
+            dev_user_id("oidc-1234abcd")
+                .as_str()
+                .starts_with("dev-oidc-")
+        );
     }
 }

@@ -95,7 +95,13 @@ impl FromRequestParts<WebState> for SignedIn {
         let Some(cookie) = jar.get(session::SESSION_COOKIE) else {
             return Err(SignInRequired { api }.into_response());
         };
-        match session::load(state.table().as_ref(), cookie.value()).await {
+        match session::load(
+            state.table().as_ref(),
+            state.clock().as_ref(),
+            cookie.value(),
+        )
+        .await
+        {
             Ok(Some(session)) => Ok(Self { session }),
             Ok(None) => Err(SignInRequired { api }.into_response()),
             Err(e) => {
@@ -106,8 +112,15 @@ impl FromRequestParts<WebState> for SignedIn {
     }
 }
 
-/// Starts a session for `user` and answers with its cookie and a redirect to the app.
+/// Starts a session for `user` and answers with its cookie and a redirect to the app. The
+/// session the browser held before, if any, is ended: every sign-in gets a new id.
 pub(crate) async fn sign_in_as(state: &WebState, jar: CookieJar, user: UserId) -> Response {
+    if let Some(old) = jar.get(session::SESSION_COOKIE)
+        && let Err(e) = session::end(state.table().as_ref(), old.value()).await
+    {
+        tracing::error!(error = %e, "could not end the previous session at sign-in");
+        return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+    }
     match session::start(state.table().as_ref(), state.clock().as_ref(), user).await {
         Ok((id, _)) => (
             jar.add(session::cookie(id, state.config().secure_cookies)),
@@ -134,10 +147,35 @@ async fn sign_out(State(state): State<WebState>, jar: CookieJar) -> Response {
         .into_response()
 }
 
+/// "Sign out everywhere" (POST, CSRF-checked): ends every session of the account.
+pub const SIGN_OUT_EVERYWHERE_PATH: &str = "/app/sign-out-everywhere";
+
+async fn sign_out_everywhere(
+    State(state): State<WebState>,
+    signed_in: SignedIn,
+    jar: CookieJar,
+) -> Response {
+    if let Err(e) = session::end_all(state.table().as_ref(), signed_in.user()).await {
+        tracing::error!(error = %e, "could not end every session of an account");
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Could not sign out everywhere; nothing changed. Try again.",
+        )
+            .into_response();
+    }
+    tracing::info!(user = %signed_in.user(), "signed out everywhere");
+    (
+        jar.add(session::removal(state.config().secure_cookies)),
+        Redirect::to(SIGN_IN_PATH),
+    )
+        .into_response()
+}
+
 /// The sign-in and sign-out routes (and OIDC's redirect endpoints).
 pub fn routes() -> Router<WebState> {
     Router::new()
         .route(SIGN_IN_PATH, get(dev::page).post(dev::submit))
         .route(SIGN_OUT_PATH, post(sign_out))
+        .route(SIGN_OUT_EVERYWHERE_PATH, post(sign_out_everywhere))
         .merge(oidc::routes())
 }

@@ -13,8 +13,8 @@ use steward_harness::tokens;
 use steward_harness::{TokenId, UserId};
 
 use super::Shared;
-use super::hosts::is_loopback_request;
 use super::reply::refuse;
+use crate::hosts::is_direct_loopback;
 
 /// Who a request acts for, put in the request's extensions by [`authenticate`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +105,7 @@ async fn resolve(shared: &Shared, uri: &Uri, headers: &HeaderMap) -> Result<Call
             }
         }
         Presented::Nothing => match shared.config.insecure_dev_user() {
-            Some(user) if is_loopback_request(uri, headers) => Ok(Caller {
+            Some(user) if is_direct_loopback(uri, headers) => Ok(Caller {
                 user: user.clone(),
                 key: RateKey::DevUser(user.clone()),
             }),

@@ -7,7 +7,7 @@ use std::num::NonZeroU32;
 
 use steward_harness::UserId;
 
-use super::hosts::HostPattern;
+use crate::hosts::{self, HostPattern};
 
 /// Host names (comma-separated) clients use to reach `/mcp`, e.g. the API Gateway domain
 /// (`*.execute-api.eu-west-1.amazonaws.com`) or a custom domain. Required on Lambda; added to
@@ -31,7 +31,7 @@ pub const ENV_MCP_CONFORMANCE_FIXTURES: &str = "STEWARD_MCP_CONFORMANCE_FIXTURES
 pub const MCP_CALLS_PER_MINUTE_DEFAULT: u32 = 120;
 
 /// The host names a local server always answers for.
-pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+pub use crate::hosts::LOOPBACK_HOSTS;
 
 /// A configuration that cannot be used; each message says what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -107,10 +107,7 @@ impl McpConfig {
     /// A configuration answering only for the loopback names ([`LOOPBACK_HOSTS`]).
     pub fn loopback() -> Self {
         Self {
-            allowed_hosts: LOOPBACK_HOSTS
-                .iter()
-                .filter_map(|h| HostPattern::parse(h))
-                .collect(),
+            allowed_hosts: hosts::loopback_patterns(),
             calls_per_minute: default_rate(),
             insecure_dev_user: None,
             conformance_fixtures: false,

@@ -33,13 +33,13 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use steward_harness::Registry;
 use steward_store::{Clock, Table};
 
+pub use crate::hosts::HostPattern;
 pub use auth::{Caller, RateKey};
 pub use config::{
     ENV_MCP_ALLOWED_HOSTS, ENV_MCP_CALLS_PER_MINUTE, ENV_MCP_CONFORMANCE_FIXTURES,
     ENV_MCP_INSECURE_DEV_USER, LOOPBACK_HOSTS, MCP_CALLS_PER_MINUTE_DEFAULT, McpConfig,
     McpConfigError,
 };
-pub use hosts::HostPattern;
 pub use reply::HTTP_REFUSAL_CODE;
 pub use server::{SERVER_NAME, TOOLS_LIST_TTL_MS, ToolServer};
 

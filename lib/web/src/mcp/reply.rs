@@ -8,7 +8,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::MCP_BODY_BYTES_MAX;
+/// Most of a refused request's body read to find its id: a request's `id` comes first in
+/// every client seen, and a refusal (foreign host, no token, rate limit) must not cost the
+/// server a full body's read and parse. Past this the refusal carries no id.
+pub const REFUSAL_BODY_BYTES_MAX: usize = 4 * 1024;
 
 /// JSON-RPC error code of refusals made by the HTTP layer (the implementation-defined server
 /// error range); the HTTP status says which refusal it is.
@@ -31,7 +34,9 @@ pub(super) async fn refuse(req: Request, status: StatusCode, message: &str) -> R
 
 /// The JSON-RPC id of a request body, when it is a readable request with a string or number id.
 async fn request_id(body: Body) -> Option<Value> {
-    let bytes = axum::body::to_bytes(body, MCP_BODY_BYTES_MAX).await.ok()?;
+    let bytes = axum::body::to_bytes(body, REFUSAL_BODY_BYTES_MAX)
+        .await
+        .ok()?;
     let message: Value = serde_json::from_slice(&bytes).ok()?;
     match message.get("id")? {
         id @ (Value::String(_) | Value::Number(_)) => Some(id.clone()),

@@ -6,12 +6,15 @@
 //! the organiser's pages show text typed by strangers.
 //!
 //! * [`page`]: the event page and its registration form; [`register`]: the form's handler
-//!   (double-submit token, per-address rate limit, then the domain's checks);
-//!   [`client_address`]: who is asking, for the rate limit.
+//!   (double-submit token, honeypot and fill time, per-address and per-event limits, then the
+//!   domain's checks); [`client_address`]: who is asking; [`form_stamp`]: the signed time
+//!   the form was shown; [`throttle`]: limits counted in the table.
 
 pub mod client_address;
+pub mod form_stamp;
 pub mod page;
 pub mod register;
+pub mod throttle;
 
 use axum::Router;
 use axum::routing::{get, post};

@@ -3,7 +3,7 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::CookieJar;
 use maud::{Markup, html};
 use steward_events::events::EventStatus;
@@ -15,6 +15,7 @@ use steward_harness::ServiceError;
 use crate::app::WebState;
 use crate::auth::csrf::FormToken;
 use crate::ui::respond::FormProblem;
+use crate::public::form_stamp::STAMP_FIELD;
 use crate::ui::{grid, layout, respond};
 
 /// The question the optional message field is stored under (as a registration answer).
@@ -26,6 +27,9 @@ const MESSAGE_CHARS_MAX: usize = steward_events::limits::ANSWER_CHARS_MAX;
 
 /// Longest e-mail address the form field allows (the usual limit of an address).
 const EMAIL_CHARS_MAX: usize = 254;
+
+/// The honeypot field: hidden from people, filled by form-filling scripts.
+pub const HONEYPOT_FIELD: &str = "website";
 
 /// What the visitor typed, kept when the form comes back with a problem.
 #[derive(Debug, Clone, Default)]
@@ -46,15 +50,29 @@ pub async fn show(
     jar: CookieJar,
 ) -> Response {
     match registration::public_event(state.table().clone(), state.clock().clone(), &slug).await {
-        Ok(event) => render(
-            &state,
-            &event,
-            &token,
-            jar,
-            &Typed::default(),
-            None,
-            StatusCode::OK,
-        ),
+        Ok(event) => {
+            render(
+                &state,
+                &event,
+                &token,
+                jar,
+                &Typed::default(),
+                None,
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(ServiceError::NotFound { .. }) => moved_or_missing(&state, &slug).await,
+        Err(e) => public_error(&e),
+    }
+}
+
+/// A slug with no public event: a permanent redirect when the event moved to another address
+/// (its old address stays reserved to it for a while), else 404.
+async fn moved_or_missing(state: &WebState, slug: &str) -> Response {
+    match steward_events::events::moved_to(state.table().as_ref(), slug).await {
+        Ok(Some(new)) => Redirect::permanent(&new.path()).into_response(),
+        Ok(None) => public_error(&ServiceError::not_found("The event")),
         Err(e) => public_error(&e),
     }
 }
@@ -79,9 +97,9 @@ pub fn public_error(e: &ServiceError) -> Response {
     (status, page).into_response()
 }
 
-/// The event page with the form (holding `typed` and `problem`), answered with `status` and
-/// the form cookie when the browser lacks it.
-pub fn render(
+/// The event page with the form (holding `typed` and `problem`, stamped with the time it is
+/// shown), answered with `status` and the form cookie when the browser lacks it.
+pub async fn render(
     state: &WebState,
     event: &PublicEvent,
     token: &FormToken,
@@ -90,7 +108,18 @@ pub fn render(
     problem: Option<&FormProblem>,
     status: StatusCode,
 ) -> Response {
-    let page = layout::bare_page(&event.name, body(event, token, typed, problem));
+    let stamp = match state.stamp_key().await {
+        Ok(key) => key.stamp(token.value(), state.clock().now_secs()),
+        Err(e) => {
+            tracing::error!(error = %e, "the registration form's key could not be read");
+            return public_error(&ServiceError::internal(e.to_string()));
+        }
+    };
+    let form = FormFields {
+        token,
+        stamp: &stamp,
+    };
+    let page = layout::bare_page(&event.name, body(event, &form, typed, problem));
     let jar = match token.cookie(state.config().secure_cookies) {
         Some(c) => jar.add(c),
         None => jar,
@@ -98,9 +127,15 @@ pub fn render(
     (status, jar, page).into_response()
 }
 
+/// The hidden fields of the registration form.
+struct FormFields<'a> {
+    token: &'a FormToken,
+    stamp: &'a str,
+}
+
 fn body(
     event: &PublicEvent,
-    token: &FormToken,
+    form: &FormFields<'_>,
     typed: &Typed,
     problem: Option<&FormProblem>,
 ) -> Markup {
@@ -131,7 +166,7 @@ fn body(
                 (grid::timetable_grid(&grid))
             }
             h2 #register { "Register" }
-            (registration_part(event, token, typed, problem))
+            (registration_part(event, form, typed, problem))
         }
     }
 }
@@ -142,7 +177,7 @@ fn venue_text(venue: &Venue) -> String {
 
 fn registration_part(
     event: &PublicEvent,
-    token: &FormToken,
+    form: &FormFields<'_>,
     typed: &Typed,
     problem: Option<&FormProblem>,
 ) -> Markup {
@@ -159,7 +194,13 @@ fn registration_part(
             }
             @if let Some(problem) = problem { (problem.render("register-problem")) }
             form.card method="post" action={ (event.slug.path()) "/register" } {
-                (token.field())
+                (form.token.field())
+                input type="hidden" name=(STAMP_FIELD) value=(form.stamp);
+                div.hp aria-hidden="true" {
+                    label for="reg-website" { "Leave this empty" }
+                    input #reg-website type="text" name=(HONEYPOT_FIELD) tabindex="-1"
+                        autocomplete="off" value="";
+                }
                 label for="reg-name" { "Your name" }
                 input #reg-name type="text" name="name" required
                     maxlength=(PersonName::CHARS_MAX) autocomplete="name" value=(typed.name);

@@ -34,7 +34,7 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
     let label = &state.config().model_label;
     let body = html! {
         // The script reads the session's CSRF token from here for its X-CSRF-Token header.
-        meta name="csrf-token" content=(signed_in.session.csrf);
+        meta name="csrf-token" content=(signed_in.session.csrf.expose());
         h1 { "Chat" }
         @if no_model(label) {
             p.notice.model-label { "No model is plugged in: the chat will answer only that. \

@@ -225,7 +225,7 @@ async fn another_users_token_cannot_be_revoked() {
         .await;
     assert_eq!(page.status, StatusCode::NOT_FOUND);
     assert!(
-        tokens::authenticate(app.table.as_ref(), app.clock.as_ref(), &bobs.token)
+        tokens::authenticate(app.table.as_ref(), app.clock.as_ref(), bobs.token.expose())
             .await
             .unwrap()
             .is_some()

@@ -285,7 +285,7 @@ async fn session_user(app: &TestApp, b: &Browser) -> Option<UserId> {
         .cookies
         .iter()
         .find(|(k, _)| k == session::SESSION_COOKIE)?;
-    session::load(app.table.as_ref(), value)
+    session::load(app.table.as_ref(), app.clock.as_ref(), value)
         .await
         .unwrap()
         .map(|s| s.user)

@@ -13,6 +13,9 @@ use steward_harness::{UserId, accounts};
 use steward_store::{ManualClock, QueueError, SqliteTable, Table, TurnQueue};
 use steward_web::app::{self, WebConfig, WebState};
 use steward_web::auth::{SignInMode, session};
+use steward_web::hosts::HostPattern;
+use steward_web::public::client_address::TrustedProxy;
+use steward_web::public::form_stamp::FILL_SECS_MIN;
 use tower::ServiceExt;
 
 /// What was enqueued: (group, dedupe id, body).
@@ -40,6 +43,12 @@ pub fn test_config() -> WebConfig {
         telegram_bot: Some("steward_test_bot".into()),
         model_label: "scripted (test)".into(),
         registrations_per_minute: 3,
+        registrations_per_event_per_hour: 100,
+        allowed_hosts: ["localhost", "127.0.0.1", "::1", "steward.test"]
+            .iter()
+            .map(|h| HostPattern::parse(h).unwrap())
+            .collect(),
+        trusted_proxy: TrustedProxy::parse("X-Forwarded-For"),
         events: EventsConfig::with_public_base_url("https://steward.test"),
     }
 }
@@ -78,6 +87,7 @@ impl TestApp {
     pub fn anonymous(&self) -> Browser {
         Browser {
             router: self.router.clone(),
+            clock: self.clock.clone(),
             cookies: Vec::new(),
             csrf: None,
             user: None,
@@ -101,8 +111,9 @@ impl TestApp {
             .unwrap();
         Browser {
             router: self.router.clone(),
+            clock: self.clock.clone(),
             cookies: vec![(session::SESSION_COOKIE.to_owned(), cookie)],
-            csrf: Some(s.csrf),
+            csrf: Some(s.csrf.expose().to_owned()),
             user: Some(user),
         }
     }
@@ -130,6 +141,8 @@ impl Page {
 
 pub struct Browser {
     pub router: Router,
+    /// The app's clock (to let time pass, e.g. while a person fills a form).
+    pub clock: Arc<ManualClock>,
     pub cookies: Vec<(String, String)>,
     pub csrf: Option<String>,
     pub user: Option<UserId>,
@@ -148,7 +161,18 @@ impl Browser {
         self.user.as_ref().unwrap()
     }
 
-    pub async fn send(&mut self, req: Request<Body>) -> Page {
+    /// Lets as much time pass as a person needs to fill the registration form.
+    pub fn pause_to_type(&self) {
+        self.clock.advance_millis(FILL_SECS_MIN * 1000);
+    }
+
+    /// Sends `req` as a browser on this machine would (`Host: 127.0.0.1:8080` unless the
+    /// request names another).
+    pub async fn send(&mut self, mut req: Request<Body>) -> Page {
+        if !req.headers().contains_key(header::HOST) {
+            req.headers_mut()
+                .insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        }
         let res = self.router.clone().oneshot(req).await.unwrap();
         let status = res.status();
         let headers = res.headers().clone();
@@ -214,5 +238,11 @@ impl Browser {
 /// The value of the hidden `csrf` input in a page.
 pub fn csrf_in(body: &str) -> String {
     let at = body.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    body[at..].split('"').next().unwrap().to_owned()
+}
+
+/// The value of the registration form's hidden time stamp in a page.
+pub fn stamp_in(body: &str) -> String {
+    let at = body.find("name=\"issued\" value=\"").unwrap() + "name=\"issued\" value=\"".len();
     body[at..].split('"').next().unwrap().to_owned()
 }

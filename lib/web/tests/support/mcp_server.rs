@@ -90,6 +90,8 @@ impl TestServer {
             .await
             .unwrap()
             .token
+            .expose()
+            .to_owned()
     }
 
     /// An account with a token.

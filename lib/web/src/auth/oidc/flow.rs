@@ -13,6 +13,7 @@
 use axum_extra::extract::cookie::{Cookie, SameSite};
 use base64::Engine;
 use sha2::{Digest, Sha256};
+use steward_channels::Secret;
 use subtle::ConstantTimeEq;
 
 use crate::auth::session::random_token;
@@ -30,15 +31,15 @@ pub(super) const FLOW_LIFETIME_SECS: i64 = 10 * 60;
 /// Longest cookie value read (four fields of ~43 characters each).
 const FLOW_COOKIE_BYTES_MAX: usize = 512;
 
-/// A sign-in in progress.
+/// A sign-in in progress. Its `Debug` shows none of the three secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Pending {
     /// Echoed by the issuer to the callback; must match.
-    pub state: String,
+    pub state: Secret,
     /// Goes into the ID token; must match.
-    pub nonce: String,
+    pub nonce: Secret,
     /// PKCE: its SHA-256 goes to the issuer, itself to the token endpoint.
-    pub verifier: String,
+    pub verifier: Secret,
     /// When the sign-in started, epoch seconds.
     pub started_s: i64,
 }
@@ -47,9 +48,9 @@ impl Pending {
     /// A fresh sign-in starting at `now_s`: three independent 256-bit random values.
     pub fn new(now_s: i64) -> Self {
         Self {
-            state: random_token(),
-            nonce: random_token(),
-            verifier: random_token(),
+            state: Secret::new(random_token()),
+            nonce: Secret::new(random_token()),
+            verifier: Secret::new(random_token()),
             started_s: now_s,
         }
     }
@@ -57,14 +58,17 @@ impl Pending {
     /// The PKCE `S256` challenge: base64url(SHA-256(verifier)).
     pub fn challenge(&self) -> String {
         base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(Sha256::digest(self.verifier.as_bytes()))
+            .encode(Sha256::digest(self.verifier.expose().as_bytes()))
     }
 
     /// The cookie carrying this sign-in.
     pub fn cookie(&self, secure: bool) -> Cookie<'static> {
         let value = format!(
             "{}.{}.{}.{}",
-            self.state, self.nonce, self.verifier, self.started_s
+            self.state.expose(),
+            self.nonce.expose(),
+            self.verifier.expose(),
+            self.started_s
         );
         Cookie::build((FLOW_COOKIE, value))
             .path(FLOW_COOKIE_PATH)
@@ -103,16 +107,16 @@ impl Pending {
             return None;
         }
         Some(Self {
-            state: state.to_owned(),
-            nonce: nonce.to_owned(),
-            verifier: verifier.to_owned(),
+            state: Secret::new(state),
+            nonce: Secret::new(nonce),
+            verifier: Secret::new(verifier),
             started_s,
         })
     }
 
     /// Whether `state` from the callback is this sign-in's (constant time).
     pub fn state_matches(&self, state: &str) -> bool {
-        bool::from(self.state.as_bytes().ct_eq(state.as_bytes()))
+        bool::from(self.state.expose().as_bytes().ct_eq(state.as_bytes()))
     }
 }
 
@@ -133,8 +137,12 @@ mod tests {
             None
         );
         assert_eq!(Pending::parse(c.value(), 999), None);
-        assert!(p.state_matches(&p.state));
-        assert!(!p.state_matches(&p.nonce));
+        assert!(p.state_matches(p.state.expose()));
+        assert!(!p.state_matches(p.nonce.expose()));
+        let shown = format!("{p:?}");
+        for secret in [&p.state, &p.nonce, &p.verifier] {
+            assert!(!shown.contains(secret.expose()), "{shown}");
+        }
     }
 
     #[test]
@@ -148,9 +156,9 @@ mod tests {
     fn the_challenge_is_s256_of_the_verifier() {
         // RFC 7636 appendix B.
         let p = Pending {
-            state: String::new(),
-            nonce: String::new(),
-            verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk".into(),
+            state: Secret::new(""),
+            nonce: Secret::new(""),
+            verifier: Secret::new("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             started_s: 0,
         };
         assert_eq!(p.challenge(), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");

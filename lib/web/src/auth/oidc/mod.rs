@@ -126,8 +126,8 @@ impl OidcClient {
             .append_pair("client_id", &self.settings.client_id)
             .append_pair("redirect_uri", &self.settings.redirect_url)
             .append_pair("scope", &self.settings.scopes)
-            .append_pair("state", &pending.state)
-            .append_pair("nonce", &pending.nonce)
+            .append_pair("state", pending.state.expose())
+            .append_pair("nonce", pending.nonce.expose())
             .append_pair("code_challenge", &pending.challenge())
             .append_pair("code_challenge_method", "S256");
         Ok(url.into())
@@ -143,7 +143,7 @@ impl OidcClient {
         let metadata = self.provider.metadata(&self.settings, now_ms).await?;
         let token = self
             .provider
-            .exchange(&self.settings, &metadata, code, &pending.verifier)
+            .exchange(&self.settings, &metadata, code, pending.verifier.expose())
             .await?;
         let (alg, kid) = id_token::header(&token)?;
         let keys = self
@@ -156,7 +156,7 @@ impl OidcClient {
             &id_token::Expected {
                 issuer: &self.settings.issuer,
                 client_id: &self.settings.client_id,
-                nonce: &pending.nonce,
+                nonce: pending.nonce.expose(),
                 now_s: now_ms.div_euclid(1000),
             },
         )?;

@@ -12,7 +12,7 @@ use steward_harness::limits::NAME_CHARS_MAX;
 use steward_harness::{TimeZoneName, accounts};
 
 use crate::app::WebState;
-use crate::auth::{SignedIn, csrf};
+use crate::auth::{SIGN_OUT_EVERYWHERE_PATH, SignedIn, csrf};
 use crate::ui::layout;
 use crate::ui::respond::{FormProblem, UiError, status_of};
 
@@ -88,6 +88,13 @@ fn form(signed_in: &SignedIn, values: &SettingsForm, problem: Option<&FormProble
             p.muted { "An IANA time zone name such as Europe/Berlin or America/New_York. \
                        Times in Steward are shown in it, and new events use it by default." }
             button type="submit" { "Save" }
+        }
+        h2 { "Sessions" }
+        form.card method="post" action=(SIGN_OUT_EVERYWHERE_PATH) {
+            (csrf::field(&signed_in.session))
+            p.muted { "Signs this account out of every browser, this one included: use it after \
+                       signing in on a shared or lost computer." }
+            button type="submit" { "Sign out everywhere" }
         }
     }
 }

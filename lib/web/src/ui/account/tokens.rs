@@ -121,11 +121,11 @@ fn created(state: &WebState, new: &NewToken) -> Markup {
             h2 { "Token \"" (new.record.label) "\" created" }
             p.notice { "Copy it now: it is shown only this once. Steward keeps only a fingerprint \
                         of it and cannot show it again." }
-            p { code.code.secret { (new.token) } }
+            p { code.code.secret { (new.token.expose()) } }
             p { "Give your MCP client the server URL and the token as a bearer token:" }
             pre.code-block {
                 "URL: " (mcp) "\n"
-                "Authorization: Bearer " (new.token)
+                "Authorization: Bearer " (new.token.expose())
             }
             p.muted { "If it is ever exposed, revoke it below and create a new one." }
         }
