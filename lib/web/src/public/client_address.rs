@@ -146,6 +146,20 @@ impl FromRequestParts<crate::app::WebState> for ClientAddress {
     }
 }
 
+/// The address a request came from without believing any forwarding header: the Lambda
+/// request context or the socket peer. For routes with no web-app settings (the webhooks),
+/// which only use it to throttle a misbehaving source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddress(pub ClientAddress);
+
+impl<S: Send + Sync> FromRequestParts<S> for PeerAddress {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self(ClientAddress::of(parts, None)))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

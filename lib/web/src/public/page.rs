@@ -14,8 +14,8 @@ use steward_harness::ServiceError;
 
 use crate::app::WebState;
 use crate::auth::csrf::FormToken;
-use crate::ui::respond::FormProblem;
 use crate::public::form_stamp::STAMP_FIELD;
+use crate::ui::respond::FormProblem;
 use crate::ui::{grid, layout, respond};
 
 /// The question the optional message field is stored under (as a registration answer).

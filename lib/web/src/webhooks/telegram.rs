@@ -11,7 +11,7 @@ use steward_channels::{check_body_size, telegram};
 
 use super::bad_secrets::BadSecrets;
 use super::{WebhookState, enqueue_all, not_configured};
-use crate::public::client_address::ClientAddress;
+use crate::public::client_address::PeerAddress;
 use crate::rate_limit::retry_after_secs;
 
 /// The Telegram route's state: the webhooks' state and the wrong-secret throttle.
@@ -25,7 +25,7 @@ pub(super) struct TelegramRoute {
 /// enqueues, answers 200.
 pub(super) async fn receive(
     State(route): State<Arc<TelegramRoute>>,
-    source: ClientAddress,
+    PeerAddress(source): PeerAddress,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -33,10 +33,12 @@ pub(super) async fn receive(
     let Some(secret) = &state.telegram else {
         return not_configured("Telegram").into_response();
     };
+    let source = source.limit_key();
+    let source = source.as_str();
     let now = Instant::now();
-    if let Err(wait) = route.bad_secrets.check(source.as_str(), now) {
+    if let Err(wait) = route.bad_secrets.check(source, now) {
         tracing::debug!(
-            source = source.as_str(),
+            source,
             "telegram webhook caller throttled after wrong secrets"
         );
         return (
@@ -53,15 +55,15 @@ pub(super) async fn receive(
         .get(telegram::SECRET_HEADER)
         .and_then(|v| v.to_str().ok());
     if let Err(e) = telegram::verify_secret(presented, secret.expose()) {
-        if route.bad_secrets.record(source.as_str(), now) {
+        if route.bad_secrets.record(source, now) {
             tracing::warn!(
-                source = source.as_str(),
+                source,
                 error = %e,
                 "telegram webhook: {} wrong secrets from one source this minute; answering it 429 until the minute is over",
                 super::bad_secrets::BAD_SECRETS_PER_MINUTE
             );
         } else {
-            tracing::warn!(source = source.as_str(), error = %e, "telegram update with a bad secret refused");
+            tracing::warn!(source, error = %e, "telegram update with a bad secret refused");
         }
         return (StatusCode::UNAUTHORIZED, "bad secret token").into_response();
     }
