@@ -398,20 +398,10 @@ fn temp_db(name: &str) -> PathBuf {
     dir.join("steward.db")
 }
 
-fn create_user(db: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_steward"))
-        .args(["user", "create", "--name", "Crash Tester"])
-        .env_clear()
-        .env("STEWARD_DB", db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
+/// The person the crash tests sign in as (the development sign-in by name) and the account id
+/// that name maps to.
+const TESTER_NAME: &str = "Crash Tester";
+const TESTER_ID: &str = "dev-crash-tester";
 
 async fn events_of(db: &Path, user: &str) -> Vec<String> {
     let table: Arc<dyn Table> = Arc::new(SqliteTable::open(db).unwrap());
@@ -435,12 +425,12 @@ async fn events_of(db: &Path, user: &str) -> Vec<String> {
 async fn crash_while_holding(name: &str, plan: Vec<Step>, held: usize) -> Vec<Value> {
     let total = plan.len();
     let db = temp_db(name);
-    let user = create_user(&db);
+    let user = TESTER_ID.to_owned();
     let (fake, model_base) = FakeModel::start(plan).await;
 
     let mut server = Server::start(&db, &model_base).await;
     let mut browser = Browser::new();
-    browser.sign_in(&server.base, &user).await;
+    browser.sign_in(&server.base, TESTER_NAME).await;
     assert_eq!(
         browser.post_chat(&server.base, "crash-msg-1", TEXT).await,
         StatusCode::ACCEPTED
@@ -511,7 +501,7 @@ fn sample_script() -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scripted_model_chats_through_steward_serve_and_its_buttons_work() {
     let db = temp_db("scripted");
-    let user = create_user(&db);
+    let user = TESTER_ID.to_owned();
     let provider = format!("scripted:{}", sample_script().display());
     let mut server = Server::start_with(&db, &[("STEWARD_MODEL_PROVIDER", &provider)]).await;
     assert_eq!(
@@ -519,7 +509,7 @@ async fn the_scripted_model_chats_through_steward_serve_and_its_buttons_work() {
         format!("scripted (test replay of {})", sample_script().display())
     );
     let mut browser = Browser::new();
-    browser.sign_in(&server.base, &user).await;
+    browser.sign_in(&server.base, TESTER_NAME).await;
     let (_, page) = browser.get(&format!("{}/app/chat", server.base)).await;
     assert!(
         page.contains("scripted (test replay of"),

@@ -38,7 +38,9 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
             let p = accounts::pause(table.as_ref(), &user_id(id)?).await?;
             // A paused account's web sessions end too.
             steward_web::auth::session::end_all(table.as_ref(), &p.user).await?;
-            println!("{} paused (signed out of the web everywhere)", p.user);
+            // stdout keeps its one result (scripts read it); the side effect goes to stderr.
+            eprintln!("{}: signed out of the web everywhere", p.user);
+            println!("{} paused", p.user);
         }
         UserCommand::Resume { user_id: id } => {
             let p = accounts::resume(table.as_ref(), &user_id(id)?).await?;

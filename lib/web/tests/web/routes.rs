@@ -311,7 +311,11 @@ async fn repeated_bad_telegram_secrets_are_throttled_per_source() {
     let post = |secret: &str, from: &str| {
         Request::post("/webhooks/telegram")
             .header(telegram::SECRET_HEADER, secret)
-            .header("x-forwarded-for", from)
+            .extension(axum::extract::ConnectInfo(
+                format!("{from}:443")
+                    .parse::<std::net::SocketAddr>()
+                    .unwrap(),
+            ))
             .body(Body::from(tg_text(875_310_001, 111_222_333, "hi")))
             .unwrap()
     };
