@@ -152,6 +152,27 @@ test('publish asks for confirmation, then publishes', async () => {
   await checkA11y(page, 'events list');
 });
 
+/** The form refuses a submission sent faster than a person fills it (3 s after it was shown). */
+const fillLikeAPerson = (p) => p.waitForTimeout(3_200);
+
+/** A submission sent too fast comes back with what was typed, a problem and Retry-After. */
+test('a registration sent faster than a person types keeps what was typed', async () => {
+  const bot = await newPage(browser, { phone: true });
+  await bot.goto(publicUrl);
+  await bot.getByLabel('Your name').fill('Quick Quinn');
+  await bot.getByLabel('E-mail address').fill('quinn@example.org');
+  const [response] = await Promise.all([
+    bot.waitForResponse((r) => r.request().method() === 'POST'),
+    bot.getByRole('button', { name: 'Register' }).click(),
+  ]);
+  assert.equal(response.status(), 429);
+  assert.ok(Number(response.headers()['retry-after']) >= 1);
+  await bot.getByRole('alert').first().waitFor();
+  assert.equal(await bot.getByLabel('Your name').inputValue(), 'Quick Quinn');
+  assert.equal(await bot.getByLabel('E-mail address').inputValue(), 'quinn@example.org');
+  await bot.context().close();
+});
+
 test('a visitor registers on the public page, and a hostile name stays inert', async () => {
   const visitor = await newPage(browser, { phone: true });
   await visitor.goto(publicUrl);
@@ -160,6 +181,7 @@ test('a visitor registers on the public page, and a hostile name stays inert', a
   await shot(visitor, '04-public-page-phone');
   await checkA11y(visitor, 'public page and registration form (phone)');
   // A problem only the server finds: a name of spaces. The field is marked and focused.
+  await fillLikeAPerson(visitor);
   await visitor.getByLabel('Your name').fill('   ');
   await visitor.getByLabel('E-mail address').fill('pat@example.org');
   await visitor.getByRole('button', { name: 'Register' }).click();
@@ -171,6 +193,7 @@ test('a visitor registers on the public page, and a hostile name stays inert', a
   await checkA11y(visitor, 'registration form with a problem (phone)');
   const register = async (name, email) => {
     await visitor.goto(publicUrl);
+    await fillLikeAPerson(visitor);
     await visitor.getByLabel('Your name').fill(name);
     await visitor.getByLabel('E-mail address').fill(email);
     await visitor.getByRole('button', { name: 'Register' }).click();
@@ -240,7 +263,7 @@ test('chat round trip with the scripted model, including a button', async () => 
 test('account pages render on a phone', async () => {
   const phone = await newPage(browser, { phone: true });
   await signIn(phone, 'Olive Organiser');
-  for (const [path, name] of [['/app/linking', '08-linking'], ['/app/tokens', '09-tokens'], ['/app/settings', '10-settings']]) {
+  for (const [path, name] of [['/app/linking', '08-linking'], ['/app/tokens', '09-tokens'], ['/app/settings', '10-settings'], ['/app/approvals', '11-approvals']]) {
     const res = await phone.goto(`${BASE}${path}`);
     assert.equal(res.status(), 200, path);
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);

@@ -90,14 +90,43 @@ pub async fn submit(
         Ok(()) => {}
         Err(StampProblem::TooFast { wait_secs }) => {
             tracing::info!(%slug, client = %address.limit_key(), "registration refused: sent faster than a person fills the form");
-            return refusal(
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too fast",
-                &format!(
-                    "The form was sent less than {FILL_SECS_MIN} seconds after it was shown, faster than a person types. Wait {wait_secs} seconds and send it again."
+            // The form comes back with what was typed (nothing is lost) and a fresh stamp.
+            let typed = Typed {
+                name: form.name,
+                email: form.email,
+                message: form.message,
+            };
+            let problem = respond::FormProblem::new(
+                format!(
+                    "The form was sent less than {FILL_SECS_MIN} seconds after it was shown, faster than a person types. Check it and send it again in {wait_secs} seconds."
                 ),
-                Some(wait_secs),
+                None,
             );
+            let event =
+                registration::public_event(state.table().clone(), state.clock().clone(), &slug)
+                    .await;
+            return match event {
+                Ok(event) => {
+                    let mut response = page::render(
+                        &state,
+                        &event,
+                        &token,
+                        jar,
+                        &typed,
+                        Some(&problem),
+                        StatusCode::TOO_MANY_REQUESTS,
+                    )
+                    .await;
+                    if response.status() == StatusCode::TOO_MANY_REQUESTS {
+                        response.headers_mut().insert(
+                            header::RETRY_AFTER,
+                            header::HeaderValue::from(wait_secs.max(1)),
+                        );
+                    }
+                    response
+                }
+                Err(e) => page::public_error(&e),
+            };
         }
         Err(problem) => {
             tracing::info!(%slug, %problem, "registration refused: bad form time stamp");

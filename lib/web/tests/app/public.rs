@@ -377,6 +377,13 @@ async fn registration_abuse_is_refused_before_the_capacity_counter() {
         "{}",
         fast.body
     );
+    // Nothing typed is lost: the form comes back filled in, with a fresh stamp.
+    assert!(
+        fast.body.contains("value=\"bot@example.org\""),
+        "{}",
+        fast.body
+    );
+    assert!(fast.body.contains("name=\"issued\""), "{}", fast.body);
 
     let form = bot.get("/e/flood-fest").await;
     let token = csrf_in(&form.body);
