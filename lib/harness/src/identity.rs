@@ -82,21 +82,7 @@ pub async fn bind(
     user: &UserId,
 ) -> Result<Bound, ServiceError> {
     crate::accounts::get_profile(table, user).await?;
-    let mut result = Err(StoreError::ConditionFailed { op_index: 0 });
-    for _ in 0..HANDOVER_RETRIES_MAX {
-        let mut ops = bind_ops(identity, user, clock.now_millis())?;
-        let handover = conversation::handover_op(table, identity, Some(user)).await?;
-        let handover_index = handover.is_some().then_some(ops.len());
-        ops.extend(handover);
-        result = table.write(ops).await;
-        match &result {
-            Err(StoreError::ConditionFailed { op_index }) if Some(*op_index) == handover_index => {
-                continue;
-            }
-            _ => break,
-        }
-    }
-    match result {
+    match write_binding(table, clock, identity, user, &[]).await? {
         Ok(()) => Ok(Bound::Bound),
         Err(StoreError::ConditionFailed { .. }) => match lookup(table, identity).await? {
             Some(owner) if &owner == user => Ok(Bound::AlreadyYours),
@@ -109,6 +95,37 @@ pub async fn bind(
         },
         Err(e) => Err(e.into()),
     }
+}
+
+/// Writes `first` (ops that must hold too, such as spending a linking code), the binding of
+/// `identity` to `user` and the release of its private conversation in one transaction.
+/// When only the release's condition fails (a message arrived in that conversation meanwhile),
+/// it reads the conversation again and retries, up to [`HANDOVER_RETRIES_MAX`] times. The
+/// outer error is a failure to build the ops; the inner result is the write's, with operation
+/// indexes counted from `first`'s.
+pub(crate) async fn write_binding(
+    table: &dyn Table,
+    clock: &dyn Clock,
+    identity: &ChannelIdentity,
+    user: &UserId,
+    first: &[WriteOp],
+) -> Result<Result<(), StoreError>, ServiceError> {
+    let mut result = Err(StoreError::ConditionFailed { op_index: 0 });
+    for _ in 0..HANDOVER_RETRIES_MAX {
+        let mut ops = first.to_vec();
+        ops.extend(bind_ops(identity, user, clock.now_millis())?);
+        let handover = conversation::handover_op(table, identity, Some(user)).await?;
+        let handover_index = handover.is_some().then_some(ops.len());
+        ops.extend(handover);
+        result = table.write(ops).await;
+        match &result {
+            Err(StoreError::ConditionFailed { op_index }) if Some(*op_index) == handover_index => {
+                continue;
+            }
+            _ => break,
+        }
+    }
+    Ok(result)
 }
 
 /// The account `identity` belongs to, if any.

@@ -14,16 +14,13 @@ use crate::error::ServiceError;
 use crate::ids::{ChannelIdentity, UserId};
 use crate::limits::{LINK_CODE_LEN, LINK_CODE_TTL_SECS};
 use crate::link_attempts::{self, LinkBlocked};
-use crate::{conversation, identity, keys};
+use crate::{identity, keys};
 
 /// The letters of a code: capitals and digits without the look-alikes 0/O and 1/I.
 pub const LINK_CODE_ALPHABET: &str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 /// How many candidate codes in one message are tried.
 const CODES_PER_MESSAGE_MAX: usize = 3;
-
-/// Retries of a consume whose conversation record changed under it (a message arrived).
-const CONSUME_RETRIES_MAX: usize = 4;
 
 /// A linking code: [`LINK_CODE_LEN`] characters of [`LINK_CODE_ALPHABET`], at least one letter
 /// and one digit (so an ordinary word or number is never mistaken for one). Case-insensitive.
@@ -233,27 +230,15 @@ pub async fn consume(
         Some(_) => return Err(identity::taken(identity)),
         None => {}
     }
-    let mut result = Err(StoreError::ConditionFailed { op_index: 0 });
-    for _ in 0..CONSUME_RETRIES_MAX {
-        let mut ops = vec![WriteOp::delete_if(
-            &link_pk,
-            keys::LINK_SK,
-            Condition::VersionEquals(link.version),
-        )];
-        ops.extend(identity::bind_ops(identity, &user, clock.now_millis())?);
-        // The identity's private chat may have belonged to someone else before: it is released
-        // in the same transaction, so the new owner starts with no one else's history.
-        let handover = conversation::handover_op(table, identity, Some(&user)).await?;
-        let handover_index = handover.is_some().then_some(ops.len());
-        ops.extend(handover);
-        result = table.write(ops).await;
-        match &result {
-            Err(StoreError::ConditionFailed { op_index }) if Some(*op_index) == handover_index => {
-                continue;
-            }
-            _ => break,
-        }
-    }
+    // Spending the code is op 0; the identity's private chat may have belonged to someone else
+    // before, so it is released in the same transaction and the new owner starts with no one
+    // else's history.
+    let spend = WriteOp::delete_if(
+        &link_pk,
+        keys::LINK_SK,
+        Condition::VersionEquals(link.version),
+    );
+    let result = identity::write_binding(table, clock, identity, &user, &[spend]).await?;
     match result {
         Ok(()) => Ok(LinkOutcome::Linked { user }),
         Err(StoreError::ConditionFailed { op_index: 0 }) => Err(unusable_code()),
