@@ -1,5 +1,5 @@
 //! The agent Lambda: consumes SQS FIFO batches of inbound messages, one conversation at a time
-//! and in order, and runs each turn with the events domain (see `steward_web::agent_batch`).
+//! and in order, and runs each turn with the events domain (see `steward_worker::agent_batch`).
 //!
 //! Environment: `STEWARD_TABLE`, `STEWARD_QUEUE_URL` (the turn queue, whose records' visibility
 //! the agent keeps and shortens on failure), `STEWARD_PUBLIC_URL`, the model (`STEWARD_MODEL_PROVIDER`,
@@ -13,12 +13,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
+use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_events::EventsConfig;
 use steward_store::{DynamoTable, SqsQueue};
-use steward_web::agent_batch::lambda_deadline;
-use steward_web::config::{
-    self, AGENT_SECRETS, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings, wiring,
-};
+use steward_worker::agent_batch::lambda_deadline;
+use steward_worker::model::AGENT_SECRETS;
+use steward_worker::wiring;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -31,14 +31,20 @@ async fn main() -> anyhow::Result<()> {
     );
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
-    let domain = wiring::events_domain(&events);
+    let domain = steward_events::domain(&events);
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
         settings.require(ENV_QUEUE_URL)?,
     );
     let worker = Arc::new(
-        wiring::turn_worker(&settings, &sdk, Arc::new(table), domain)?
-            .with_visibility(Arc::new(queue)),
+        wiring::turn_worker(
+            &settings,
+            &sdk,
+            Arc::new(table),
+            domain,
+            steward_events::FIRST_REQUEST,
+        )?
+        .with_visibility(Arc::new(queue)),
     );
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let worker = Arc::clone(&worker);

@@ -22,7 +22,7 @@ use steward_store::testing::{RecordingSleeper, emulator_config, emulator_endpoin
 use steward_store::{
     MessageVisibility, RECEIVES_MAX, SqsQueue, TurnQueue, VisibilityChange, VisibilityError,
 };
-use steward_web::agent_batch::{BatchTiming, Invocation, RetryPolicy, process_batch};
+use steward_worker::agent_batch::{BatchTiming, Invocation, RetryPolicy, process_batch};
 
 /// The redelivery schedule, scaled from 5 s, 30 s, 2 min, 10 min to 1, 2, 3, 4 s.
 fn scaled_schedule() -> Vec<Duration> {

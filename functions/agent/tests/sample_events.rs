@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use aws_lambda_events::sqs::SqsEvent;
 use steward_channels::{ChannelProfile, ChannelSender, Recipient, SendError, SendReceipt};
+use steward_edge::config::Settings;
 use steward_events::EventsConfig;
 use steward_harness::{
     Agent, ChannelIdentity, ModelSettings, TurnLimits, UserId, accounts, identity,
 };
 use steward_llm::{ContentBlock, CreateResponse, ScriptedClient, StopReason};
 use steward_store::{ManualClock, SqliteTable, Table};
-use steward_web::agent_batch::{Senders, TurnWorker};
-use steward_web::config::{Settings, wiring};
+use steward_worker::agent_batch::{Senders, TurnWorker};
+use steward_worker::wiring;
 
 /// A channel that records what it would have sent: (recipient, text).
 struct RecordingSender {
@@ -111,14 +112,18 @@ async fn the_sqs_sample_batch_answers_both_conversations_in_order() {
         Some(Arc::new(model.clone())),
         ModelSettings::new("scripted"),
         TurnLimits::default(),
-        wiring::events_domain(&events),
+        steward_events::domain(&events),
     );
     let whatsapp = RecordingSender::new(ChannelProfile::WHATSAPP);
     let telegram = RecordingSender::new(ChannelProfile::TELEGRAM);
     let worker = TurnWorker::new(
         Arc::new(agent),
         Senders::new(Some(whatsapp.clone()), Some(telegram.clone())),
-        wiring::links(&settings, wiring::PRODUCT),
+        wiring::links(
+            &settings,
+            steward_events::PRODUCT,
+            steward_events::FIRST_REQUEST,
+        ),
     );
 
     let event: SqsEvent = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();

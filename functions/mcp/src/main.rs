@@ -1,5 +1,5 @@
 //! The MCP Lambda: the events tool registry over MCP Streamable HTTP at `/mcp` — stateless,
-//! JSON responses, bearer tokens (see `steward_web::mcp`).
+//! JSON responses, bearer tokens (see `steward_mcp`).
 //!
 //! Environment: `STEWARD_TABLE`, `STEWARD_MCP_ALLOWED_HOSTS` (the API Gateway or custom
 //! domain, e.g. `*.execute-api.eu-west-1.amazonaws.com`), optionally
@@ -11,10 +11,10 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_TABLE, Settings};
 use steward_events::EventsConfig;
+use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{DynamoTable, SystemClock};
-use steward_web::config::{self, ENV_PUBLIC_URL, ENV_TABLE, Settings};
-use steward_web::mcp::{self, McpConfig};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

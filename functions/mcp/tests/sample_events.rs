@@ -10,8 +10,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
 use steward_events::EventsConfig;
 use steward_harness::{UserId, accounts, tokens};
+use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{ManualClock, SqliteTable, Table};
-use steward_web::mcp::{self, McpConfig};
 use tower::ServiceExt;
 
 fn sample(name: &str) -> String {

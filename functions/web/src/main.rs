@@ -1,5 +1,5 @@
 //! The web Lambda: the signed-in web UI, the web chat API and the public event pages (see
-//! `steward_web::app`). Web chat messages are enqueued to the SQS FIFO turn queue like any
+//! `steward_webapp`). Web chat messages are enqueued to the SQS FIFO turn queue like any
 //! channel's; the agent Lambda answers them.
 //!
 //! Environment: `STEWARD_TABLE`, `STEWARD_QUEUE_URL`, `STEWARD_PUBLIC_URL`, the OpenID Connect
@@ -11,9 +11,10 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
-use steward_web::app::{self, WebState};
-use steward_web::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings, web};
+use steward_webapp::config as web;
+use steward_webapp::{WebState, app};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

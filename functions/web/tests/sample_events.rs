@@ -9,13 +9,13 @@ use async_trait::async_trait;
 use axum::body::to_bytes;
 use axum::http::StatusCode;
 use serde_json::Value;
+use steward_edge::client_address::ClientAddress;
+use steward_edge::hosts::HostPattern;
 use steward_events::EventsConfig;
 use steward_harness::{UserId, accounts};
 use steward_store::{ManualClock, QueueError, SqliteTable, Table, TurnQueue};
-use steward_web::app::{self, WebConfig, WebState};
-use steward_web::auth::{SignInMode, session};
-use steward_web::hosts::HostPattern;
-use steward_web::public::client_address::ClientAddress;
+use steward_webapp::{SignInMode, session};
+use steward_webapp::{WebConfig, WebState, app};
 use tower::ServiceExt;
 
 /// The sample's fixed session cookie and CSRF token (events/README.md).

@@ -1,5 +1,5 @@
 //! The webhook Lambda: verifies WhatsApp and Telegram webhooks, enqueues each message to the
-//! SQS FIFO turn queue, answers 200 — no database, no model (see `steward_web::webhooks`).
+//! SQS FIFO turn queue, answers 200 — no database, no model (see `steward_webhook`).
 //!
 //! Environment: `STEWARD_QUEUE_URL`; the secrets `WHATSAPP_APP_SECRET`,
 //! `WHATSAPP_VERIFY_TOKEN`, `TELEGRAM_WEBHOOK_SECRET` (or their `*_PARAM` SSM names). Behind
@@ -9,9 +9,10 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::{self, ENV_QUEUE_URL, Settings};
+use steward_edge::health;
 use steward_store::SqsQueue;
-use steward_web::config::{self, ENV_QUEUE_URL, Settings, WEBHOOK_SECRETS, wiring};
-use steward_web::{health, webhooks};
+use steward_webhook::{self as webhooks, WEBHOOK_SECRETS};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -22,7 +23,7 @@ async fn main() -> anyhow::Result<()> {
         aws_sdk_sqs::Client::new(&sdk),
         settings.require(ENV_QUEUE_URL)?,
     );
-    let state = wiring::webhook_state(&settings, Arc::new(queue))?;
+    let state = webhooks::webhook_state(&settings, Arc::new(queue))?;
     let app = webhooks::routes(state).merge(health::routes());
     lambda_http::run(app)
         .await

@@ -9,9 +9,10 @@ use async_trait::async_trait;
 use axum::body::to_bytes;
 use axum::http::StatusCode;
 use serde_json::Value;
+use steward_edge::config::Settings;
+use steward_edge::health;
 use steward_store::{QueueError, TurnQueue};
-use steward_web::config::{Settings, wiring};
-use steward_web::{health, webhooks};
+use steward_webhook as webhooks;
 use tower::ServiceExt;
 
 /// The test secrets the samples were made with (events/README.md).
@@ -56,7 +57,7 @@ fn app(app_secret: &str, queue: Arc<RecordingQueue>) -> axum::Router {
         ("WHATSAPP_VERIFY_TOKEN", "steward-sample-verify-token"),
         ("TELEGRAM_WEBHOOK_SECRET", TELEGRAM_WEBHOOK_SECRET),
     ]);
-    let state = wiring::webhook_state(&settings, queue).unwrap();
+    let state = webhooks::webhook_state(&settings, queue).unwrap();
     webhooks::routes(state).merge(health::routes())
 }
 

@@ -13,7 +13,8 @@
 //! * [`registration`]: the public page and public registration by slug (actor `Public`).
 //! * [`tools`]: the tool set, [`tools::registry`], in one fixed order.
 //! * [`holds`]: which calls of each capability wait for the person's confirmation.
-//! * [`context`], [`prompt`]: what the chat runtime plugs into the harness.
+//! * [`context`], [`prompt`]: what the chat runtime plugs into the harness; [`wiring`]:
+//!   [`domain`], all of it as the harness's `Domain`.
 //! * [`timetable`]: the pure timetable engine and its independent checker.
 //! * [`limits`], [`config`]: named limits and the one setting (the public base URL).
 
@@ -42,9 +43,11 @@ pub mod timetable;
 pub mod tools;
 pub mod views;
 pub mod when;
+pub mod wiring;
 
 pub use config::EventsConfig;
 pub use context::EventsContext;
 pub use planned::Planned;
 pub use prompt::DOMAIN_PROMPT;
 pub use tools::registry;
+pub use wiring::{FIRST_REQUEST, PRODUCT, domain};

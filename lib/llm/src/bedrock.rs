@@ -28,7 +28,7 @@ use aws_smithy_types::body::SdkBody;
 use crate::client::LlmClient;
 use crate::converse::{ConverseInput, canonical_json, from_converse, to_converse};
 use crate::error::LlmError;
-use crate::http::body_snippet;
+use crate::error::body_snippet;
 use crate::limits::{MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS};
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse};

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
-use crate::http::body_snippet;
+use crate::error::body_snippet;
 use crate::wire::{
     ContentBlock, CreateRequest, CreateResponse, Extra, ImageSource, Message, Role, StopReason,
     ToolResultContent, Usage,

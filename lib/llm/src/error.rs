@@ -237,6 +237,23 @@ fn is_context_window_message(message: &str) -> bool {
         || lower.contains("too many input tokens")
 }
 
+/// The start of a body, for error messages (lossy UTF-8, bounded).
+#[cfg(any(feature = "http", feature = "bedrock"))]
+pub(crate) fn body_snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut snippet: String = text
+        .chars()
+        .take(crate::limits::ERROR_BODY_CHARS_MAX)
+        .collect();
+    if text.chars().count() > crate::limits::ERROR_BODY_CHARS_MAX {
+        snippet.push('…');
+    }
+    if snippet.is_empty() {
+        snippet.push_str("(empty body)");
+    }
+    snippet
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

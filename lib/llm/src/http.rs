@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use crate::client::LlmClient;
 use crate::error::LlmError;
+use crate::error::body_snippet;
 use crate::limits::{
-    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, ERROR_BODY_CHARS_MAX,
-    MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
+    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
 };
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse};
@@ -248,22 +248,10 @@ fn status_error(status: u16, retry_after: Option<Duration>, body: &[u8]) -> LlmE
     }
 }
 
-/// The start of a body, for error messages (lossy UTF-8, bounded).
-pub(crate) fn body_snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut snippet: String = text.chars().take(ERROR_BODY_CHARS_MAX).collect();
-    if text.chars().count() > ERROR_BODY_CHARS_MAX {
-        snippet.push('…');
-    }
-    if snippet.is_empty() {
-        snippet.push_str("(empty body)");
-    }
-    snippet
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::ERROR_BODY_CHARS_MAX;
 
     #[test]
     fn the_api_key_never_shows_in_debug_output() {

@@ -12,34 +12,47 @@
 //! - [`ScriptedClient`] (`scripted`): a canned script for tests, recording every request.
 //! - [`ReplayClient`] (`replay`): replays a scripted conversation from a JSON file, for demos
 //!   and browser tests without the network.
+//! - `choice`: which model the settings name ([`choice::ModelProvider`]), without a client.
 //! - [`LlmError`] (`error`): typed failures shared by all clients; `limits`: the named limits.
 //!
 //! Architecture invariant: this crate knows nothing about conversations, tools or storage; it
 //! moves one request and one response.
 
+#[cfg(feature = "bedrock")]
 pub mod bedrock;
+#[cfg(feature = "http")]
 pub mod chat_completions;
+pub mod choice;
 pub mod client;
+#[cfg(feature = "bedrock")]
 pub mod converse;
 pub mod error;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+#[cfg(feature = "http")]
 pub mod openai;
 pub mod replay;
+#[cfg(any(feature = "http", feature = "bedrock"))]
 mod retry;
 pub mod scripted;
 pub mod wire;
 
+#[cfg(feature = "bedrock")]
 pub use bedrock::{BedrockClient, BedrockConfig};
+#[cfg(feature = "http")]
 pub use chat_completions::DROPPED_FEATURES as OPENAI_DROPPED_FEATURES;
 pub use client::LlmClient;
+#[cfg(feature = "bedrock")]
 pub use converse::ConverseFeatures;
 pub use error::{InvalidKind, LlmError};
+#[cfg(feature = "http")]
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{
     DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_TIMEOUT_SECS,
     OUTPUT_TOKENS_MAX,
 };
+#[cfg(feature = "http")]
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use replay::{ReplayClient, ReplayError};
 pub use scripted::ScriptedClient;

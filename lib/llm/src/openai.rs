@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use crate::chat_completions::{ChatRequest, correction_messages, read_response, to_chat};
 use crate::client::LlmClient;
+use crate::error::body_snippet;
 use crate::error::{InvalidKind, LlmError};
-use crate::http::{ApiKey, body_snippet, retry_after, transport_error};
+use crate::http::{ApiKey, retry_after, transport_error};
 use crate::limits::{
     DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
     TOOL_ARGUMENT_CORRECTIONS_MAX,

@@ -10,6 +10,7 @@
 //!   ([`REDELIVERY_SCHEDULE`]); [`MessageVisibility`] is how the agent applies it on SQS.
 
 mod clock;
+#[cfg(feature = "dynamo")]
 mod dynamo;
 mod error;
 mod item;
@@ -18,6 +19,7 @@ mod query;
 mod queue;
 mod size;
 mod sleeper;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod table;
 #[cfg(feature = "testing")]
@@ -26,6 +28,7 @@ mod validate;
 mod write;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+#[cfg(feature = "dynamo")]
 pub use dynamo::{DynamoTable, TableDefinition, create_table};
 pub use error::StoreError;
 pub use item::Item;
@@ -36,11 +39,14 @@ pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{
     DeadLetter, Handler, HandlerError, InProcessQueue, MessageVisibility, QueueConfig, QueueError,
     QueuedMessage, RECEIVES_MAX, REDELIVERY_FIRST, REDELIVERY_LATER, REDELIVERY_SCHEDULE,
-    REDELIVERY_SECOND, REDELIVERY_THIRD, SqsQueue, TurnQueue, VisibilityChange, VisibilityError,
-    dedupe_id_in_group, redelivery_delay, redelivery_wait_total, sqs_safe_id,
+    REDELIVERY_SECOND, REDELIVERY_THIRD, TurnQueue, VisibilityChange, VisibilityError,
+    redelivery_delay, redelivery_wait_total,
 };
+#[cfg(feature = "sqs")]
+pub use queue::{SqsQueue, dedupe_id_in_group, sqs_safe_id};
 pub use size::item_size;
 pub use sleeper::{Sleeper, TokioSleeper};
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTable;
 pub use table::Table;
 pub use write::{Condition, WriteOp};

@@ -13,14 +13,15 @@ use serde_json::json;
 use steward_channels::{
     ChannelProfile, ChannelSender, InboundMessage, Recipient, SendError, SendReceipt, telegram,
 };
+use steward_edge::config::Settings;
 use steward_events::EventsConfig;
 use steward_harness::{
     Agent, ChannelIdentity, ModelSettings, TurnLimits, UserId, accounts, identity,
 };
 use steward_llm::LlmClient;
 use steward_store::{ManualClock, SqliteTable, Table};
-use steward_web::agent_batch::{Senders, TurnWorker};
-use steward_web::config::{Settings, wiring};
+use steward_worker::agent_batch::{Senders, TurnWorker};
+use steward_worker::wiring;
 
 /// The Telegram chat (and user) every scenario talks from.
 pub const CHAT: i64 = 4242;
@@ -131,7 +132,7 @@ pub fn agent(
         Some(model),
         ModelSettings::new("scripted"),
         TurnLimits::default(),
-        wiring::events_domain(&events),
+        steward_events::domain(&events),
     ))
 }
 
@@ -141,7 +142,11 @@ pub fn worker(agent: Arc<Agent>, sender: Arc<RecordingSender>) -> TurnWorker {
     TurnWorker::new(
         agent,
         Senders::new(None, Some(sender)),
-        wiring::links(&settings, wiring::PRODUCT),
+        wiring::links(
+            &settings,
+            steward_events::PRODUCT,
+            steward_events::FIRST_REQUEST,
+        ),
     )
 }
 

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
-mod fake_api;
 mod fuzz;
 mod telegram_inbound;
 mod telegram_send;

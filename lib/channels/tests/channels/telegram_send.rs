@@ -8,8 +8,8 @@ use steward_channels::{
     ChannelSender, Recipient, SendError, SendReceipt, TelegramConfig, TelegramSender,
 };
 
-use crate::fake_api::{FakeApi, Recorded};
 use crate::fixture;
+use steward_testkit::fake_api::{FakeApi, Recorded};
 
 const TOKEN: &str = "7000000001:AAH-test-bot-token";
 

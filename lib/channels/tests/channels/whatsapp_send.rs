@@ -6,7 +6,7 @@ use steward_channels::{
     ChannelSender, Recipient, SendError, SendReceipt, WhatsappConfig, WhatsappSender,
 };
 
-use crate::fake_api::FakeApi;
+use steward_testkit::fake_api::FakeApi;
 
 const TOKEN: &str = "EAAG-test-access-token";
 
@@ -24,7 +24,7 @@ fn sender(base: &str) -> WhatsappSender {
 }
 
 /// Answers every request like the Cloud API does on success, with ids wamid.OUT<n>.
-fn ok(_: &crate::fake_api::Recorded, n: usize) -> (u16, Value) {
+fn ok(_: &steward_testkit::fake_api::Recorded, n: usize) -> (u16, Value) {
     (
         200,
         json!({

@@ -37,7 +37,7 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
         UserCommand::Pause { user_id: id } => {
             let p = accounts::pause(table.as_ref(), &user_id(id)?).await?;
             // A paused account's web sessions end too.
-            steward_web::auth::session::end_all(table.as_ref(), &p.user).await?;
+            steward_webapp::session::end_all(table.as_ref(), &p.user).await?;
             // stdout keeps its one result (scripts read it); the side effect goes to stderr.
             eprintln!("{}: signed out of the web everywhere", p.user);
             println!("{} paused", p.user);

@@ -12,15 +12,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use steward_edge::config::{ENV_PUBLIC_URL, Settings};
+use steward_edge::{health, request_log};
+use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{
     Clock, InProcessQueue, QueueConfig, SqliteTable, SystemClock, Table, TurnQueue,
 };
-use steward_web::app::{self, WebState};
-use steward_web::auth::SignInMode;
-use steward_web::config::model::ModelProvider;
-use steward_web::config::{ENV_PUBLIC_URL, Settings, web, wiring};
-use steward_web::mcp::{self, McpConfig};
-use steward_web::{health, request_log, webhooks};
+use steward_webapp::config as web;
+use steward_webapp::{SignInMode, WebState, app};
+use steward_webhook as webhooks;
+use steward_worker::model::{self, ModelProvider};
+use steward_worker::wiring;
 
 use crate::{Cli, db_path};
 
@@ -70,13 +72,19 @@ pub async fn serve(cli: &Cli) -> Result<()> {
     let mcp_config = McpConfig::local_from_lookup(bound, settings.lookup())?;
 
     // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
-    let sdk = match ModelProvider::from_settings(&settings)? {
+    let sdk = match model::provider(&settings)? {
         ModelProvider::Bedrock => aws_config::load_from_env().await,
         _ => aws_config::SdkConfig::builder().build(),
     };
-    let domain = wiring::events_domain(&web_config.events);
+    let domain = steward_events::domain(&web_config.events);
     let registry = Arc::clone(&domain.registry);
-    let worker = wiring::turn_worker(&settings, &sdk, Arc::clone(&table), domain)?;
+    let worker = wiring::turn_worker(
+        &settings,
+        &sdk,
+        Arc::clone(&table),
+        domain,
+        steward_events::FIRST_REQUEST,
+    )?;
     let queue = InProcessQueue::start(Arc::clone(&table), Arc::new(worker), QueueConfig::default())
         .await
         .context("cannot start the turn queue")?;
@@ -94,7 +102,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         web_config,
     );
     let router = app::routes(web_state)
-        .merge(webhooks::routes(wiring::webhook_state(
+        .merge(webhooks::routes(webhooks::webhook_state(
             &settings, turn_queue,
         )?))
         .merge(mcp::routes(registry, table, clock, mcp_config))

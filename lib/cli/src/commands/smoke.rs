@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use async_trait::async_trait;
 use steward_channels::ChannelProfile;
+use steward_edge::config::Settings;
 use steward_events::EventsConfig;
 use steward_harness::{
     Agent, ChannelName, ConversationKey, Outbox, ShapedReply, TurnInput, TurnLimits, TurnOutcome,
@@ -15,8 +16,7 @@ use steward_harness::{
 };
 use steward_llm::{ContentBlock, CreateRequest, CreateResponse, LlmClient, LlmError};
 use steward_store::{Clock, SqliteTable, SystemClock, Table};
-use steward_web::config::Settings;
-use steward_web::config::model::{ModelProvider, model_client};
+use steward_worker::model::{self, ModelProvider, model_client};
 
 /// What the smoke conversation says, in order: set up an event, rooms, sessions, a timetable,
 /// publish (which the gate holds), confirm, and thanks (a reaction is enough).
@@ -82,7 +82,7 @@ impl Outbox for PrintingOutbox {
 pub async fn smoke() -> Result<()> {
     let settings = Settings::from_process_env();
     // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
-    let sdk = match ModelProvider::from_settings(&settings)? {
+    let sdk = match model::provider(&settings)? {
         ModelProvider::Bedrock => aws_config::load_from_env().await,
         _ => aws_config::SdkConfig::builder().build(),
     };
@@ -103,7 +103,7 @@ pub async fn smoke() -> Result<()> {
     .await?;
     let events =
         EventsConfig::with_public_base_url(settings.get("STEWARD_PUBLIC_URL").unwrap_or_default());
-    let domain = steward_web::config::wiring::events_domain(&events);
+    let domain = steward_events::domain(&events);
     eprintln!("smoke: model {} on a throwaway store", model.model);
     let agent = Agent::new(
         table,

@@ -45,7 +45,7 @@ const RECOVERY_PAGE: usize = 100;
 /// writing the same queue can make it contend).
 const SEQ_RETRIES_MAX: usize = 50;
 /// Largest message accepted, the same bound the SQS adapter applies.
-const BODY_BYTES_MAX: usize = super::sqs::SQS_BODY_BYTES_MAX;
+const BODY_BYTES_MAX: usize = super::SQS_BODY_BYTES_MAX;
 
 /// Tuning of the in-process queue.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 
 mod in_process;
 mod schedule;
+#[cfg(feature = "sqs")]
 mod sqs;
 mod visibility;
 
@@ -15,8 +16,15 @@ pub use schedule::{
     RECEIVES_MAX, REDELIVERY_FIRST, REDELIVERY_LATER, REDELIVERY_SCHEDULE, REDELIVERY_SECOND,
     REDELIVERY_THIRD, redelivery_delay, redelivery_wait_total,
 };
+#[cfg(feature = "sqs")]
 pub use sqs::{SqsQueue, dedupe_id_in_group, sqs_safe_id};
 pub use visibility::{MessageVisibility, VisibilityChange, VisibilityError};
+
+/// Largest message body either queue takes (the in-process queue applies the SQS adapter's
+/// bound, so what fits locally fits deployed). SQS accepts up to 1 MiB now, but a queued turn
+/// carries one chat message; anything near this is a bug upstream, and 256 KiB works on every
+/// account.
+pub const SQS_BODY_BYTES_MAX: usize = 256 * 1024;
 
 /// How long a dedupe id suppresses a repeat: SQS FIFO's deduplication interval.
 pub const DEDUPE_WINDOW_SECS: i64 = 5 * 60;

@@ -11,13 +11,12 @@ use aws_sdk_sqs::error::DisplayErrorContext;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
 use sha2::{Digest, Sha256};
 
-use super::{MessageVisibility, QueueError, TurnQueue, VisibilityChange, VisibilityError};
+use super::{
+    MessageVisibility, QueueError, SQS_BODY_BYTES_MAX, TurnQueue, VisibilityChange, VisibilityError,
+};
 
 /// Longest group or deduplication id SQS accepts.
 const SQS_ID_CHARS_MAX: usize = 128;
-/// Largest message body we send. SQS accepts up to 1 MiB now, but a queued turn carries one
-/// chat message; anything near this is a bug upstream, and 256 KiB works on every account.
-pub const SQS_BODY_BYTES_MAX: usize = 256 * 1024;
 /// Entries SQS accepts in one `ChangeMessageVisibilityBatch` request.
 const SQS_BATCH_ENTRIES_MAX: usize = 10;
 /// Longest visibility timeout SQS accepts: 12 hours, in seconds.

@@ -1,0 +1,23 @@
+//! The one encoding of an inbound message on the turn queue: group = the conversation key,
+//! dedupe id = the provider's message id, body = the message as JSON. The webhooks and the web
+//! chat API enqueue with [`enqueue`]; the worker reads bodies back with [`decode`].
+
+use steward_channels::InboundMessage;
+use steward_store::{QueueError, TurnQueue};
+
+/// Enqueues one message: group = conversation key, dedupe id = the provider's message id.
+pub async fn enqueue(queue: &dyn TurnQueue, message: &InboundMessage) -> Result<(), QueueError> {
+    let body = serde_json::to_string(message).map_err(|e| QueueError::Invalid(e.to_string()))?;
+    queue
+        .enqueue(
+            &message.conversation_key(),
+            &message.provider_message_id,
+            &body,
+        )
+        .await
+}
+
+/// The message in a queued `body`, or why it is not one (a body this crate did not write).
+pub fn decode(body: &str) -> Result<InboundMessage, serde_json::Error> {
+    serde_json::from_str(body)
+}

@@ -1,0 +1,229 @@
+//! [`TurnWorker`]: one queued message → the conversation layer → a reply on its channel. The
+//! agent Lambda runs it over SQS batches; `steward serve` and the tests run it as the
+//! in-process queue's [`Handler`]. On both, a transient failure is retried within the
+//! delivery first ([`retry_transient`]); what still fails goes back to the queue.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
+use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
+use steward_harness::{Agent, InboundOutcome, Links, TurnError, handle_inbound};
+use steward_store::{
+    Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
+};
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::{BatchTiming, Invocation, RetryPolicy, process_batch, retry_transient};
+
+/// The sender of each channel; a channel without one drops its messages (logged).
+#[derive(Clone)]
+pub struct Senders {
+    whatsapp: Option<Arc<dyn ChannelSender>>,
+    telegram: Option<Arc<dyn ChannelSender>>,
+    web: Arc<dyn ChannelSender>,
+}
+
+impl std::fmt::Debug for Senders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Senders")
+            .field("whatsapp", &self.whatsapp.is_some())
+            .field("telegram", &self.telegram.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Senders {
+    /// Senders for WhatsApp and Telegram (each when configured); the web chat always has one.
+    pub fn new(
+        whatsapp: Option<Arc<dyn ChannelSender>>,
+        telegram: Option<Arc<dyn ChannelSender>>,
+    ) -> Self {
+        Self {
+            whatsapp,
+            telegram,
+            web: Arc::new(WebSender),
+        }
+    }
+
+    /// The sender for `channel`, when configured.
+    pub fn for_channel(&self, channel: Channel) -> Option<&dyn ChannelSender> {
+        match channel {
+            Channel::Whatsapp => self.whatsapp.as_deref(),
+            Channel::Telegram => self.telegram.as_deref(),
+            Channel::Web => Some(self.web.as_ref()),
+        }
+    }
+}
+
+/// Whether a turn's failure may clear within seconds, so retrying it at once is worth it: a
+/// retryable send (rate limits, provider 5xx, transport; the outbox fails a turn only for
+/// those) and a store that was throttled or failed at its backend. A failed condition, an
+/// oversized item or a malformed transaction is a bug; trying again at once would repeat it.
+pub fn is_transient(error: &TurnError) -> bool {
+    matches!(
+        error,
+        TurnError::Send(_) | TurnError::Store(StoreError::Throttled(_) | StoreError::Backend(_))
+    )
+}
+
+/// Handles queued messages: decodes the [`InboundMessage`], picks its channel's sender and
+/// runs [`handle_inbound`], retrying transient failures ([`is_transient`]) within the
+/// delivery.
+#[derive(Debug, Clone)]
+pub struct TurnWorker {
+    agent: Arc<Agent>,
+    senders: Senders,
+    links: Links,
+    retry: RetryPolicy,
+    sleeper: Arc<dyn Sleeper>,
+    visibility: Option<Arc<dyn MessageVisibility>>,
+    timing: BatchTiming,
+}
+
+impl TurnWorker {
+    /// A worker for `agent`, replying through `senders`, pointing strangers to `links`, with
+    /// the default retry policy and batch timing and no visibility changes.
+    pub fn new(agent: Arc<Agent>, senders: Senders, links: Links) -> Self {
+        Self {
+            agent,
+            senders,
+            links,
+            retry: RetryPolicy::default(),
+            sleeper: Arc::new(TokioSleeper),
+            visibility: None,
+            timing: BatchTiming::default(),
+        }
+    }
+
+    /// This worker retrying transient failures by `policy`, waiting through `sleeper`.
+    pub fn with_retry(mut self, policy: RetryPolicy, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.retry = policy;
+        self.sleeper = sleeper;
+        self
+    }
+
+    /// This worker changing its SQS records' visibility through `visibility`: the heartbeat
+    /// and the redelivery schedule (see [`process_batch`]).
+    pub fn with_visibility(mut self, visibility: Arc<dyn MessageVisibility>) -> Self {
+        self.visibility = Some(visibility);
+        self
+    }
+
+    /// This worker pacing its SQS batches by `timing`.
+    pub fn with_timing(mut self, timing: BatchTiming) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// Handles one queued body, retrying transient failures. `Ok(None)`: the body was
+    /// dropped (unreadable, or its channel has no sender) — retrying would not help, so it is
+    /// logged, not failed. `Err`: the queue should retry.
+    pub async fn handle_body(&self, body: &str) -> Result<Option<InboundOutcome>, TurnError> {
+        self.handle_body_until(body, None).await
+    }
+
+    /// [`TurnWorker::handle_body`], starting no retry whose wait would end after `give_up_at`.
+    pub async fn handle_body_until(
+        &self,
+        body: &str,
+        give_up_at: Option<Instant>,
+    ) -> Result<Option<InboundOutcome>, TurnError> {
+        let message: InboundMessage = match steward_edge::inbound::decode(body) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(error = %e, bytes = body.len(), "queued message is not an InboundMessage; dropped");
+                return Ok(None);
+            }
+        };
+        let Some(sender) = self.senders.for_channel(message.channel) else {
+            tracing::error!(channel = %message.channel, "no sender is configured for this channel; message dropped");
+            return Ok(None);
+        };
+        // Every line logged while this message is handled (the claim, the guards, the turn's
+        // own `turn` span, the send) carries the conversation and the message id.
+        let span = tracing::info_span!(
+            "inbound",
+            conversation = %message.conversation_key(),
+            message = %message.provider_message_id,
+        );
+        let outcome = retry_transient(
+            &self.retry,
+            self.sleeper.as_ref(),
+            give_up_at,
+            is_transient,
+            || handle_inbound(&self.agent, &message, sender, &self.links).instrument(span.clone()),
+        )
+        .await?;
+        tracing::info!(
+            conversation = %message.conversation_key(),
+            message = %message.provider_message_id,
+            outcome = outcome_name(&outcome),
+            "inbound message handled"
+        );
+        Ok(Some(outcome))
+    }
+
+    /// Handles an SQS batch (see [`process_batch`]) for an invocation that ends at
+    /// `deadline` (Lambda's, see [`super::lambda_deadline`]): the failures to report.
+    pub async fn handle_batch(
+        &self,
+        event: SqsEvent,
+        deadline: Option<Instant>,
+    ) -> SqsBatchResponse {
+        let invocation = Invocation {
+            visibility: self.visibility.clone(),
+            deadline,
+            timing: self.timing.clone(),
+        };
+        let give_up_at = invocation.hand_back_at();
+        process_batch(event, &invocation, |record| async move {
+            let body = record.body.unwrap_or_default();
+            self.handle_body_until(&body, give_up_at).await.map(drop)
+        })
+        .await
+    }
+}
+
+fn outcome_name(outcome: &InboundOutcome) -> &'static str {
+    match outcome {
+        InboundOutcome::Duplicate => "duplicate",
+        InboundOutcome::Ignored { .. } => "ignored",
+        InboundOutcome::Capped => "capped",
+        InboundOutcome::Answered { .. } => "answered without the model",
+        InboundOutcome::Turn { .. } => "turn",
+    }
+}
+
+#[async_trait]
+impl Handler for TurnWorker {
+    async fn handle(&self, message: QueuedMessage) -> Result<(), HandlerError> {
+        self.handle_body(&message.body)
+            .await
+            .map(drop)
+            .map_err(|e| HandlerError(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttles_backend_errors_and_retryable_sends_are_transient_bugs_are_not() {
+        assert!(is_transient(&TurnError::Send("telegram 502".into())));
+        assert!(is_transient(&TurnError::Store(StoreError::Throttled(
+            "busy".into()
+        ))));
+        assert!(is_transient(&TurnError::Store(StoreError::Backend(
+            "reset".into()
+        ))));
+        assert!(!is_transient(&TurnError::Store(
+            StoreError::ConditionFailed { op_index: 0 }
+        )));
+        assert!(!is_transient(&TurnError::Store(
+            StoreError::InvalidTransaction("empty".into())
+        )));
+    }
+}

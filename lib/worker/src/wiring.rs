@@ -1,0 +1,85 @@
+//! What the worker runs, built from [`Settings`]: the senders, the links shown to strangers, and
+//! the turn worker with its agent over a domain the caller wires (`steward_events::domain`).
+
+use std::sync::Arc;
+
+use steward_channels::{
+    ChannelSender, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
+};
+use steward_edge::config::{ConfigError, ENV_PUBLIC_URL, Settings};
+use steward_harness::{Agent, Domain, Links, TurnLimits};
+use steward_store::{SystemClock, Table};
+
+use crate::agent_batch::{Senders, TurnWorker};
+use crate::model;
+
+/// The senders of the configured channels (WhatsApp needs its access token and phone number
+/// id, Telegram its bot token; a channel without them has no sender), sharing one HTTP client.
+pub fn senders(settings: &Settings) -> Result<Senders, ConfigError> {
+    let http = steward_channels::http_client().map_err(|e| ConfigError::Client {
+        what: "the channels' HTTP client",
+        message: e.to_string(),
+    })?;
+    let whatsapp: Option<Arc<dyn ChannelSender>> =
+        match WhatsappConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(WhatsappSender::new(config, http.clone()))),
+            Err(why) => {
+                tracing::info!(%why, "WhatsApp sender not configured");
+                None
+            }
+        };
+    let telegram: Option<Arc<dyn ChannelSender>> =
+        match TelegramConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(TelegramSender::new(config, http))),
+            Err(why) => {
+                tracing::info!(%why, "Telegram sender not configured");
+                None
+            }
+        };
+    Ok(Senders::new(whatsapp, telegram))
+}
+
+/// The links strangers are pointed to (`STEWARD_PUBLIC_URL`), with the domain's first request
+/// to suggest.
+pub fn links(settings: &Settings, product: &str, first_request: &str) -> Links {
+    Links::new(settings.get(ENV_PUBLIC_URL).as_deref())
+        .with_product(product)
+        .with_first_request(first_request)
+}
+
+/// The turn worker for `domain` over `table`: the model from `settings` (see
+/// [`model::model_client`]), the configured senders and the links (suggesting
+/// `first_request` after linking).
+pub fn turn_worker(
+    settings: &Settings,
+    sdk: &aws_config::SdkConfig,
+    table: Arc<dyn Table>,
+    domain: Domain,
+    first_request: &str,
+) -> Result<TurnWorker, ConfigError> {
+    let (client, model_settings) = model::model_client(settings, sdk)?;
+    let links = links(settings, &domain.product, first_request);
+    let agent = Agent::new(
+        table,
+        Arc::new(SystemClock),
+        client,
+        model_settings,
+        TurnLimits::default(),
+        domain,
+    );
+    Ok(TurnWorker::new(Arc::new(agent), senders(settings)?, links))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn senders_exist_for_configured_channels_only() {
+        let s = senders(&Settings::from_pairs([("TELEGRAM_BOT_TOKEN", "1:x")]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.for_channel(steward_channels::Channel::Telegram).is_some());
+        assert!(s.for_channel(steward_channels::Channel::Whatsapp).is_none());
+        assert!(s.for_channel(steward_channels::Channel::Web).is_some());
+    }
+}
