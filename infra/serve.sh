@@ -2,7 +2,7 @@
 # free loopback port, the way a user runs it.
 #
 #   . infra/serve.sh
-#   serve_build                       # cargo build -p steward (debug, shared with the tests)
+#   serve_build                       # cargo build -p steward --features mcp-conformance (debug)
 #   serve_user NAME                   # creates an account in the store; prints its id
 #   serve_token USER_ID               # creates an MCP token; prints it
 #   serve_start [VAR=value ...]       # starts the server with extra environment; sets serve_url
@@ -17,7 +17,9 @@ serve_pid=""
 serve_url=""
 
 serve_build() {
-  cargo build --quiet --locked -p steward
+  # The MCP conformance suite's fixture tools exist only in a build with this feature (and
+  # are served only with STEWARD_MCP_CONFORMANCE_FIXTURES=1 on loopback); no release has it.
+  cargo build --quiet --locked -p steward --features mcp-conformance
   rm -rf "$serve_dir"
   mkdir -p "$serve_dir"
 }

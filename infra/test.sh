@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, every test (the DynamoDB and SQS
+# The whole test suite, as CI runs it: formatting, the layering check, lints, every test (the DynamoDB and SQS
 # halves against a local moto emulator, installed and started here, never skipped), then the
 # MCP conformance suite, the Python MCP client, the browser tests and the deployment checks.
 set -euo pipefail
@@ -30,6 +30,8 @@ export STEWARD_TEST_AWS_ENDPOINT="$emulator_url"
 export STEWARD_REQUIRE_EMULATOR=1
 
 cargo fmt --all --check
+# Crate dependencies against ARCHITECTURE.md's layer table; what each function links.
+infra/layers.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 
