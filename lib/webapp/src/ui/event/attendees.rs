@@ -1,20 +1,16 @@
 //! The attendees section: everyone registered or withdrawn, with where they registered, and a
 //! withdraw button (asks first).
 
-use axum::Form;
-use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use steward_events::attendees::{self, AttendeeSource, AttendeeStatus};
 use steward_events::ids::AttendeeId;
 use steward_events::when;
 
-use super::confirm::{self, Gated, Risky};
-use super::fields::Fields;
+use super::confirm::{Gated, Risky};
+use super::form::{EventForm, Record};
 use super::view::View;
-use super::{Done, Outcome, event_id, event_path, finish, parse_id};
-use crate::signed_in::SignedIn;
-use crate::state::WebState;
+use super::{Done, Outcome, event_path};
 use steward_events::tools::WithdrawAttendeeInput;
 
 /// The withdraw buttons' name.
@@ -75,21 +71,9 @@ pub fn section(v: &View<'_>) -> Markup {
 }
 
 /// `POST /app/events/{id}/attendees/{attendee}/withdraw` (asks first).
-pub async fn withdraw(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path((id, attendee)): Path<(String, String)>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let (id, attendee) = match (
-        event_id(&id),
-        parse_id(&attendee, "Attendee", AttendeeId::parse),
-    ) {
-        (Ok(id), Ok(a)) => (id, a),
-        (Err(e), _) | (_, Err(e)) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn withdraw(Record(attendee): Record<AttendeeId>, form: EventForm) -> Response {
     let result = async {
+        let id = &form.id;
         let risky = Risky {
             tool: "withdraw_attendee",
             input: WithdrawAttendeeInput {
@@ -97,23 +81,18 @@ pub async fn withdraw(
                 attendee_id: attendee.to_string(),
             },
             verb: "withdraw them",
-            action: format!("{}/attendees/{attendee}/withdraw", event_path(&id)),
+            action: format!("{}/attendees/{attendee}/withdraw", event_path(id)),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+        let ctx = match form.ask(risky).await? {
             Gated::Page(page) => return Ok(Outcome::Page(page)),
             Gated::Go(ctx) => ctx,
         };
-        let u = attendees::withdraw(&ctx, &id, &attendee)
+        let u = attendees::withdraw(&ctx, id, &attendee)
             .await?
             .commit()
             .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Withdrawn
-        }
-        .into())
+        Ok(Done::Withdrawn.unless_unchanged(u.is_unchanged()))
     }
     .await;
-    finish(&state, &signed, &ctx, &id, WITHDRAW, f, result).await
+    form.finish(WITHDRAW, result).await
 }

@@ -1,8 +1,6 @@
 //! The event's details (and their edit form), its status actions — publish, cancel, reopen,
 //! delete — and its registration settings.
 
-use axum::Form;
-use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use jiff::civil::DateTime;
 use maud::{Markup, html};
@@ -12,12 +10,11 @@ use steward_events::tools::{EventRefInput, UpdateEventInput};
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{Gated, Risky};
 use super::fields::{self, Fields};
+use super::form::EventForm;
 use super::view::View;
-use super::{Done, Outcome, event_id, finish};
-use crate::signed_in::SignedIn;
-use crate::state::WebState;
+use super::{Done, Outcome};
 
 /// The edit form's name (for its problem and typed values).
 const EDIT: &str = "details";
@@ -228,44 +225,30 @@ fn edit_input(event: &Event, f: &Fields) -> Result<UpdateEventInput, ServiceErro
 }
 
 /// `POST /app/events/{id}/edit`.
-pub async fn edit(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn edit(form: EventForm) -> Response {
     let result = async {
-        let event = events::get_event(&ctx, &id).await?;
-        let input = edit_input(&event, &f)?;
+        let (id, f) = (&form.id, &form.fields);
+        let event = events::get_event(&form.ctx, id).await?;
+        let input = edit_input(&event, f)?;
         let changes = input.changes()?;
         let risky = Risky {
             tool: "update_event",
             input,
             verb: "change it",
-            action: format!("{}/edit", super::event_path(&id)),
+            action: format!("{}/edit", super::event_path(id)),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+        let ctx = match form.ask(risky).await? {
             Gated::Page(page) => return Ok(Outcome::Page(page)),
             Gated::Go(ctx) => ctx,
         };
-        let u = events::update_event(&ctx, &id, changes)
+        let u = events::update_event(&ctx, id, changes)
             .await?
             .commit()
             .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Saved
-        }
-        .into())
+        Ok(Done::Saved.unless_unchanged(u.is_unchanged()))
     }
     .await;
-    finish(&state, &signed, &ctx, &id, EDIT, f, result).await
+    form.finish(EDIT, result).await
 }
 
 /// A status change: which service function, its risk tool, the button's verb, the notice.
@@ -277,18 +260,8 @@ enum StatusAction {
     Delete,
 }
 
-async fn status_change(
-    state: WebState,
-    signed: SignedIn,
-    id: String,
-    f: Fields,
-    action: StatusAction,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+async fn status_change(form: EventForm, action: StatusAction) -> Response {
+    let id = &form.id;
     let (tool, verb, path) = match action {
         StatusAction::Publish => ("publish_event", "publish", "publish"),
         StatusAction::Cancel => ("cancel_event", "cancel the event", "cancel"),
@@ -302,95 +275,61 @@ async fn status_change(
                 event_id: id.to_string(),
             },
             verb,
-            action: format!("{}/{path}", super::event_path(&id)),
+            action: format!("{}/{path}", super::event_path(id)),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+        let ctx = match form.ask(risky).await? {
             Gated::Page(page) => return Ok(Outcome::Page(page)),
             Gated::Go(ctx) => ctx,
         };
         let (updated, done) = match action {
             StatusAction::Publish => (
-                events::publish_event(&ctx, &id).await?.commit().await?,
+                events::publish_event(&ctx, id).await?.commit().await?,
                 Done::Published,
             ),
             StatusAction::Cancel => (
-                events::cancel_event(&ctx, &id).await?.commit().await?,
+                events::cancel_event(&ctx, id).await?.commit().await?,
                 Done::Cancelled,
             ),
             StatusAction::Reopen => (
-                events::reopen_event(&ctx, &id).await?.commit().await?,
+                events::reopen_event(&ctx, id).await?.commit().await?,
                 Done::Reopened,
             ),
             StatusAction::Delete => {
-                events::delete_event(&ctx, &id).await?.commit().await?;
+                events::delete_event(&ctx, id).await?.commit().await?;
                 let to = format!("{}?done=deleted", crate::paths::APP_HOME);
                 return Ok(Outcome::Page(Redirect::to(&to).into_response()));
             }
         };
-        Ok(if updated.is_unchanged() {
-            Done::Unchanged
-        } else {
-            done
-        }
-        .into())
+        Ok(done.unless_unchanged(updated.is_unchanged()))
     }
     .await;
-    finish(&state, &signed, &ctx, &id, STATUS, f, result).await
+    form.finish(STATUS, result).await
 }
 
 /// `POST /app/events/{id}/publish` (asks first).
-pub async fn publish(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    status_change(state, signed, id, f, StatusAction::Publish).await
+pub async fn publish(form: EventForm) -> Response {
+    status_change(form, StatusAction::Publish).await
 }
 
 /// `POST /app/events/{id}/cancel` (asks first).
-pub async fn cancel(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    status_change(state, signed, id, f, StatusAction::Cancel).await
+pub async fn cancel(form: EventForm) -> Response {
+    status_change(form, StatusAction::Cancel).await
 }
 
 /// `POST /app/events/{id}/reopen`.
-pub async fn reopen(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    status_change(state, signed, id, f, StatusAction::Reopen).await
+pub async fn reopen(form: EventForm) -> Response {
+    status_change(form, StatusAction::Reopen).await
 }
 
 /// `POST /app/events/{id}/delete` (asks first).
-pub async fn delete(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    status_change(state, signed, id, f, StatusAction::Delete).await
+pub async fn delete(form: EventForm) -> Response {
+    status_change(form, StatusAction::Delete).await
 }
 
 /// `POST /app/events/{id}/registration`.
-pub async fn registration(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn registration(form: EventForm) -> Response {
     let result = async {
+        let f = &form.fields;
         let open = match f.get("open") {
             "yes" => true,
             "no" => false,
@@ -405,17 +344,12 @@ pub async fn registration(
             .opt("closes_at")
             .map(|t| when::parse_datetime("closes_at", t))
             .transpose()?;
-        let u = events::set_registration(&ctx, &id, Some(open), Some(closes_at))
+        let u = events::set_registration(&form.ctx, &form.id, Some(open), Some(closes_at))
             .await?
             .commit()
             .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Registration
-        }
-        .into())
+        Ok(Done::Registration.unless_unchanged(u.is_unchanged()))
     }
     .await;
-    finish(&state, &signed, &ctx, &id, REGISTRATION, f, result).await
+    form.finish(REGISTRATION, result).await
 }

@@ -8,8 +8,8 @@
 //! through the same gate as the chat and MCP — first show a confirmation page, which re-posts
 //! the form with `confirm=yes` ([`confirm`]).
 //!
-//! * [`page`]: loading and drawing the whole page; [`fields`]: posted forms and parsing;
-//!   [`confirm`]: the confirmation step.
+//! * [`page`]: drawing the whole page from [`view`]; [`fields`]: posted forms and parsing;
+//!   [`form`]: the extractors every form handler takes; [`confirm`]: the confirmation step.
 //! * [`details`]: details, status actions and registration settings; [`rooms`];
 //!   [`sessions`]; [`program`]: programme settings and the timetable; [`attendees`].
 
@@ -17,6 +17,7 @@ pub mod attendees;
 pub mod confirm;
 pub mod details;
 pub mod fields;
+pub mod form;
 pub mod page;
 pub mod program;
 pub mod rooms;
@@ -184,6 +185,11 @@ impl Done {
         Self::ALL.into_iter().find(|d| d.code() == code)
     }
 
+    /// This notice, or [`Done::Unchanged`] when the write changed nothing.
+    pub fn unless_unchanged(self, unchanged: bool) -> Outcome {
+        Outcome::Done(if unchanged { Self::Unchanged } else { self })
+    }
+
     /// The redirect back to the event's page showing this notice.
     pub fn redirect(self, id: &EventId) -> Response {
         Redirect::to(&format!(
@@ -254,10 +260,9 @@ pub(crate) async fn finish(
 async fn show(
     State(state): State<WebState>,
     signed: SignedIn,
-    axum::extract::Path(id): axum::extract::Path<String>,
+    form::EventPath(id): form::EventPath,
     Query(q): Query<DoneQuery>,
 ) -> Result<Response, UiError> {
-    let id = event_id(&id)?;
     let ctx = signed.ctx(&state);
     let done = q.done.as_deref().and_then(Done::from_code);
     page::render(&state, &signed, &ctx, &id, done, None).await

@@ -1,9 +1,7 @@
 //! The programme settings the timetable follows (session hours, lunch, changeover, speaker
 //! rest), the "Build timetable" button, and the timetable itself as a grid.
 
-use axum::Form;
-use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use jiff::civil::Time;
 use maud::{Markup, html};
 use steward_events::program::{self, LunchRule, ProgramChanges};
@@ -11,11 +9,10 @@ use steward_events::schedule;
 use steward_events::when;
 use steward_harness::ServiceError;
 
+use super::Done;
 use super::fields::{self, Fields};
+use super::form::EventForm;
 use super::view::View;
-use super::{Done, event_id, finish};
-use crate::signed_in::SignedIn;
-use crate::state::WebState;
 use crate::ui::grid::{self, Grid};
 
 /// The settings form's name.
@@ -152,49 +149,27 @@ fn changes(f: &Fields) -> Result<ProgramChanges, ServiceError> {
 }
 
 /// `POST /app/events/{id}/program`.
-pub async fn set(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn set(form: EventForm) -> Response {
     let result = async {
-        let u = program::set_program(&ctx, &id, changes(&f)?)
+        let u = program::set_program(&form.ctx, &form.id, changes(&form.fields)?)
             .await?
             .commit()
             .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Program
-        }
-        .into())
+        Ok(Done::Program.unless_unchanged(u.is_unchanged()))
     }
     .await;
-    finish(&state, &signed, &ctx, &id, PROGRAM, f, result).await
+    form.finish(PROGRAM, result).await
 }
 
 /// `POST /app/events/{id}/timetable`: builds it; when nothing fits, the page shows why.
-pub async fn build(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn build(form: EventForm) -> Response {
     let result = async {
-        schedule::build_timetable(&ctx, &id).await?.commit().await?;
+        schedule::build_timetable(&form.ctx, &form.id)
+            .await?
+            .commit()
+            .await?;
         Ok(Done::Timetable.into())
     }
     .await;
-    finish(&state, &signed, &ctx, &id, TIMETABLE, f, result).await
+    form.finish(TIMETABLE, result).await
 }

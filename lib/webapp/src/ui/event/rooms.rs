@@ -1,8 +1,6 @@
 //! The rooms section: the list with a remove button each, and the add form.
 
-use axum::Form;
-use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use steward_events::ids::RoomId;
 use steward_events::rooms::{self, NewRoom, Room};
@@ -10,12 +8,11 @@ use steward_events::text::RoomName;
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{Gated, Risky};
 use super::fields::{self, Fields};
+use super::form::{EventForm, Record};
 use super::view::View;
-use super::{Done, Outcome, event_id, event_path, finish, parse_id};
-use crate::signed_in::SignedIn;
-use crate::state::WebState;
+use super::{Done, Outcome, event_path};
 use steward_events::tools::RoomRefInput;
 
 /// The add form's name.
@@ -100,39 +97,23 @@ fn new_room(f: &Fields) -> Result<NewRoom, ServiceError> {
 }
 
 /// `POST /app/events/{id}/rooms`.
-pub async fn add(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn add(form: EventForm) -> Response {
     let result = async {
-        let new = new_room(&f)?;
-        rooms::add_room(&ctx, &id, new).await?.commit().await?;
+        let new = new_room(&form.fields)?;
+        rooms::add_room(&form.ctx, &form.id, new)
+            .await?
+            .commit()
+            .await?;
         Ok(Done::RoomAdded.into())
     }
     .await;
-    finish(&state, &signed, &ctx, &id, ADD, f, result).await
+    form.finish(ADD, result).await
 }
 
 /// `POST /app/events/{id}/rooms/{room}/remove` (asks first when the event is published).
-pub async fn remove(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path((id, room)): Path<(String, String)>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let (id, room) = match (event_id(&id), parse_id(&room, "Room", RoomId::parse)) {
-        (Ok(id), Ok(room)) => (id, room),
-        (Err(e), _) | (_, Err(e)) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn remove(Record(room): Record<RoomId>, form: EventForm) -> Response {
     let result = async {
+        let id = &form.id;
         let risky = Risky {
             tool: "remove_room",
             input: RoomRefInput {
@@ -140,15 +121,15 @@ pub async fn remove(
                 room_id: room.to_string(),
             },
             verb: "remove it",
-            action: format!("{}/rooms/{room}/remove", event_path(&id)),
+            action: format!("{}/rooms/{room}/remove", event_path(id)),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+        let ctx = match form.ask(risky).await? {
             Gated::Page(page) => return Ok(Outcome::Page(page)),
             Gated::Go(ctx) => ctx,
         };
-        rooms::remove_room(&ctx, &id, &room).await?.commit().await?;
+        rooms::remove_room(&ctx, id, &room).await?.commit().await?;
         Ok(Done::RoomRemoved.into())
     }
     .await;
-    finish(&state, &signed, &ctx, &id, REMOVE, f, result).await
+    form.finish(REMOVE, result).await
 }

@@ -1,9 +1,7 @@
 //! The sessions section: the list (with speakers, track, needs and order) with a remove button
 //! each, and the add form.
 
-use axum::Form;
-use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use steward_events::ids::{RoomId, SessionId};
 use steward_events::people;
@@ -11,12 +9,11 @@ use steward_events::sessions::{self, NewSession, Session};
 use steward_events::text::SessionTitle;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{Gated, Risky};
 use super::fields::{self, Fields};
+use super::form::{EventForm, Record};
 use super::view::View;
-use super::{Done, Outcome, event_id, event_path, finish, parse_id};
-use crate::signed_in::SignedIn;
-use crate::state::WebState;
+use super::{Done, Outcome, event_path};
 use steward_events::tools::SessionRefInput;
 
 /// The add form's name.
@@ -181,46 +178,24 @@ fn new_session(f: &Fields) -> Result<NewSession, ServiceError> {
 }
 
 /// `POST /app/events/{id}/sessions`.
-pub async fn add(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path(id): Path<String>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let id = match event_id(&id) {
-        Ok(id) => id,
-        Err(e) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn add(form: EventForm) -> Response {
     let result = async {
-        let new = new_session(&f)?;
-        sessions::add_session(&ctx, &id, new)
+        let new = new_session(&form.fields)?;
+        sessions::add_session(&form.ctx, &form.id, new)
             .await?
             .commit()
             .await?;
         Ok(Done::SessionAdded.into())
     }
     .await;
-    finish(&state, &signed, &ctx, &id, ADD, f, result).await
+    form.finish(ADD, result).await
 }
 
 /// `POST /app/events/{id}/sessions/{session}/remove` (asks first when the event is
 /// published).
-pub async fn remove(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    Path((id, session)): Path<(String, String)>,
-    Form(f): Form<Fields>,
-) -> Response {
-    let (id, session) = match (
-        event_id(&id),
-        parse_id(&session, "Session", SessionId::parse),
-    ) {
-        (Ok(id), Ok(s)) => (id, s),
-        (Err(e), _) | (_, Err(e)) => return e.into_response(),
-    };
-    let ctx = signed.ctx(&state);
+pub async fn remove(Record(session): Record<SessionId>, form: EventForm) -> Response {
     let result = async {
+        let id = &form.id;
         let risky = Risky {
             tool: "remove_session",
             input: SessionRefInput {
@@ -228,18 +203,18 @@ pub async fn remove(
                 session_id: session.to_string(),
             },
             verb: "remove it",
-            action: format!("{}/sessions/{session}/remove", event_path(&id)),
+            action: format!("{}/sessions/{session}/remove", event_path(id)),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
+        let ctx = match form.ask(risky).await? {
             Gated::Page(page) => return Ok(Outcome::Page(page)),
             Gated::Go(ctx) => ctx,
         };
-        sessions::remove_session(&ctx, &id, &session)
+        sessions::remove_session(&ctx, id, &session)
             .await?
             .commit()
             .await?;
         Ok(Done::SessionRemoved.into())
     }
     .await;
-    finish(&state, &signed, &ctx, &id, REMOVE, f, result).await
+    form.finish(REMOVE, result).await
 }
