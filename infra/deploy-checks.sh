@@ -73,9 +73,11 @@ step "cargo lambda build --release (host architecture)"
 export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-64}"
 export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}"
-build_args=()
-for f in "${FUNCTIONS[@]}"; do build_args+=(--bin "$f"); done
-cargo lambda build --release --locked "${build_args[@]}"
+# One function at a time: Cargo unifies features across the packages of one build, so building
+# the four together would give each the store adapters and model clients of all of them.
+for f in "${FUNCTIONS[@]}"; do
+  cargo lambda build --release --locked -p "steward-fn-$f" --bin "$f"
+done
 for f in "${FUNCTIONS[@]}"; do
   bootstrap="$CARGO_TARGET_DIR/lambda/$f/bootstrap"
   [ -x "$bootstrap" ] || { echo "deploy-checks: $bootstrap was not built" >&2; exit 1; }

@@ -15,6 +15,7 @@ use steward_harness::{
 };
 use steward_llm::{ContentBlock, CreateResponse, ScriptedClient, StopReason};
 use steward_store::{ManualClock, SqliteTable, Table};
+use steward_testkit::samples::sample_event;
 use steward_worker::agent_batch::{Senders, TurnWorker};
 use steward_worker::wiring;
 
@@ -71,11 +72,6 @@ impl ChannelSender for RecordingSender {
     }
 }
 
-fn sample(name: &str) -> String {
-    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 fn reply(text: &str) -> CreateResponse {
     CreateResponse::new(vec![ContentBlock::text(text)], StopReason::EndTurn)
 }
@@ -126,7 +122,7 @@ async fn the_sqs_sample_batch_answers_both_conversations_in_order() {
         ),
     );
 
-    let event: SqsEvent = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();
+    let event: SqsEvent = serde_json::from_str(&sample_event("agent-sqs-batch.json")).unwrap();
     assert_eq!(event.records.len(), 3);
     let response = worker.handle_batch(event, None).await;
 
@@ -149,7 +145,7 @@ async fn the_sqs_sample_batch_answers_both_conversations_in_order() {
     );
 
     // Redelivered (a Lambda retry), the same batch changes nothing: every message is a duplicate.
-    let again: SqsEvent = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();
+    let again: SqsEvent = serde_json::from_str(&sample_event("agent-sqs-batch.json")).unwrap();
     assert!(
         worker
             .handle_batch(again, None)

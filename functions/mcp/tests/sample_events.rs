@@ -12,12 +12,8 @@ use steward_events::EventsConfig;
 use steward_harness::{UserId, accounts, tokens};
 use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{ManualClock, SqliteTable, Table};
+use steward_testkit::samples::sample_event;
 use tower::ServiceExt;
-
-fn sample(name: &str) -> String {
-    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 #[tokio::test]
 async fn the_tools_list_sample_needs_a_token_and_lists_the_tools_with_one() {
@@ -33,7 +29,7 @@ async fn the_tools_list_sample_needs_a_token_and_lists_the_tools_with_one() {
         &EventsConfig::with_public_base_url("https://steward.example.org"),
     ));
     let app: axum::Router = mcp::routes(registry, table.clone(), clock.clone(), config);
-    let event = sample("mcp-tools-list.json");
+    let event = sample_event("mcp-tools-list.json");
 
     // As shipped: the placeholder token is refused.
     let request = lambda_http::request::from_str(&event).unwrap();

@@ -3,9 +3,8 @@
 //! accepted with 202 and enqueued for the agent like any channel's message.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use axum::body::to_bytes;
 use axum::http::StatusCode;
 use serde_json::Value;
@@ -13,7 +12,9 @@ use steward_edge::client_address::ClientAddress;
 use steward_edge::hosts::HostPattern;
 use steward_events::EventsConfig;
 use steward_harness::{UserId, accounts};
-use steward_store::{ManualClock, QueueError, SqliteTable, Table, TurnQueue};
+use steward_store::{ManualClock, SqliteTable, Table};
+use steward_testkit::queue::RecordingQueue;
+use steward_testkit::samples::sample_event;
 use steward_webapp::{SignInMode, session};
 use steward_webapp::{WebConfig, WebState, app};
 use tower::ServiceExt;
@@ -21,26 +22,6 @@ use tower::ServiceExt;
 /// The sample's fixed session cookie and CSRF token (events/README.md).
 const SAMPLE_SESSION: &str = "steward-sample-session-0123456789abcdefghijklmnopqrstuv";
 const SAMPLE_CSRF: &str = "steward-sample-csrf-0123456789abcdefghijklmnopqrstuvwx";
-
-/// What was enqueued: (group, dedupe id, body).
-#[derive(Debug, Default)]
-struct RecordingQueue(Mutex<Vec<(String, String, String)>>);
-
-#[async_trait]
-impl TurnQueue for RecordingQueue {
-    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
-        self.0
-            .lock()
-            .unwrap()
-            .push((group.into(), dedupe_id.into(), body.into()));
-        Ok(())
-    }
-}
-
-fn sample(name: &str) -> String {
-    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 #[tokio::test]
 async fn the_web_chat_sample_is_accepted_and_enqueued() {
@@ -77,7 +58,7 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
     .await
     .unwrap();
 
-    let request = lambda_http::request::from_str(&sample("web-chat-message.json")).unwrap();
+    let request = lambda_http::request::from_str(&sample_event("web-chat-message.json")).unwrap();
     let response = app.oneshot(request).await.unwrap();
     let status = response.status();
     let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
@@ -87,7 +68,7 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
         "{}",
         String::from_utf8_lossy(&body)
     );
-    let enqueued = queue.0.lock().unwrap().clone();
+    let enqueued = queue.messages();
     assert_eq!(enqueued.len(), 1, "{enqueued:?}");
     let (group, dedupe, body) = &enqueued[0];
     assert_eq!(group, "web:dana");
@@ -101,7 +82,7 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
 /// not a header the client could write.
 #[test]
 fn the_client_address_comes_from_the_request_context() {
-    let event = sample("web-chat-message.json")
+    let event = sample_event("web-chat-message.json")
         .replace(
             "\"sourceIp\": \"203.0.113.7\"",
             "\"sourceIp\": \"198.51.100.9\"",

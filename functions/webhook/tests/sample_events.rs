@@ -3,15 +3,15 @@
 //! exactly the message `events/agent-sqs-batch.json` carries for it.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use axum::body::to_bytes;
 use axum::http::StatusCode;
 use serde_json::Value;
 use steward_edge::config::Settings;
 use steward_edge::health;
-use steward_store::{QueueError, TurnQueue};
+use steward_testkit::queue::RecordingQueue;
+use steward_testkit::samples::sample_event;
 use steward_webhook as webhooks;
 use tower::ServiceExt;
 
@@ -19,29 +19,9 @@ use tower::ServiceExt;
 const WHATSAPP_APP_SECRET: &str = "steward-sample-app-secret";
 const TELEGRAM_WEBHOOK_SECRET: &str = "steward-sample-telegram-secret-0123456789";
 
-/// What was enqueued: (group, dedupe id, body).
-#[derive(Debug, Default)]
-struct RecordingQueue(Mutex<Vec<(String, String, String)>>);
-
-#[async_trait]
-impl TurnQueue for RecordingQueue {
-    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
-        self.0
-            .lock()
-            .unwrap()
-            .push((group.into(), dedupe_id.into(), body.into()));
-        Ok(())
-    }
-}
-
-fn sample(name: &str) -> String {
-    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 /// The body `events/agent-sqs-batch.json` carries for `message_id`, parsed.
 fn queued_body(message_id: &str) -> Value {
-    let batch: Value = serde_json::from_str(&sample("agent-sqs-batch.json")).unwrap();
+    let batch: Value = serde_json::from_str(&sample_event("agent-sqs-batch.json")).unwrap();
     let records = batch["Records"].as_array().unwrap();
     let record = records
         .iter()
@@ -72,10 +52,10 @@ async fn invoke(app: axum::Router, event: &str) -> (StatusCode, String) {
 #[tokio::test]
 async fn the_whatsapp_sample_is_signed_with_the_test_secret_and_enqueued() {
     let queue = Arc::new(RecordingQueue::default());
-    let event = sample("webhook-whatsapp.json");
+    let event = sample_event("webhook-whatsapp.json");
     let (status, body) = invoke(app(WHATSAPP_APP_SECRET, queue.clone()), &event).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let enqueued = queue.0.lock().unwrap().clone();
+    let enqueued = queue.messages();
     assert_eq!(enqueued.len(), 1, "{enqueued:?}");
     let (group, dedupe, body) = &enqueued[0];
     assert_eq!(group, "wa:16505551234");
@@ -87,7 +67,7 @@ async fn the_whatsapp_sample_is_signed_with_the_test_secret_and_enqueued() {
     let other = Arc::new(RecordingQueue::default());
     let (status, _) = invoke(app("another-secret", other.clone()), &event).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert!(other.0.lock().unwrap().is_empty());
+    assert!(other.messages().is_empty());
 }
 
 #[tokio::test]
@@ -95,11 +75,11 @@ async fn the_telegram_sample_carries_the_secret_token_and_is_enqueued() {
     let queue = Arc::new(RecordingQueue::default());
     let (status, body) = invoke(
         app(WHATSAPP_APP_SECRET, queue.clone()),
-        &sample("webhook-telegram.json"),
+        &sample_event("webhook-telegram.json"),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let enqueued = queue.0.lock().unwrap().clone();
+    let enqueued = queue.messages();
     assert_eq!(enqueued.len(), 1, "{enqueued:?}");
     let (group, dedupe, body) = &enqueued[0];
     assert_eq!(group, "tg:111222333");
@@ -110,7 +90,7 @@ async fn the_telegram_sample_carries_the_secret_token_and_is_enqueued() {
 
 #[tokio::test]
 async fn healthz_answers_through_the_webhook_function() {
-    let event = sample("webhook-telegram.json")
+    let event = sample_event("webhook-telegram.json")
         .replace("\"POST\"", "\"GET\"")
         .replace("/webhooks/telegram", "/healthz");
     let queue = Arc::new(RecordingQueue::default());

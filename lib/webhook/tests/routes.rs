@@ -14,41 +14,10 @@ use steward_store::{QueueError, TurnQueue};
 use steward_webhook::{self as webhooks, WebhookState, WhatsappSecrets};
 use tower::ServiceExt;
 
+use steward_testkit::queue::RecordingQueue;
 use steward_testkit::webhooks::{APP_SECRET, TG_SECRET, VERIFY_TOKEN, tg_text, wa_text};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../channels/tests/fixtures");
-
-/// Records every enqueue; fails them all when `fail` is set.
-#[derive(Debug, Default)]
-struct RecordingQueue {
-    enqueued: Mutex<Vec<(String, String, String)>>,
-    fail: bool,
-}
-
-#[async_trait]
-impl TurnQueue for RecordingQueue {
-    async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
-        if self.fail {
-            return Err(QueueError::Sqs("throttled".into()));
-        }
-        self.enqueued
-            .lock()
-            .unwrap()
-            .push((group.into(), dedupe_id.into(), body.into()));
-        Ok(())
-    }
-}
-
-impl RecordingQueue {
-    fn groups_and_ids(&self) -> Vec<(String, String)> {
-        self.enqueued
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(g, d, _)| (g.clone(), d.clone()))
-            .collect()
-    }
-}
 
 fn app(queue: Arc<RecordingQueue>) -> Router {
     webhooks::routes(WebhookState {
@@ -223,10 +192,7 @@ async fn statuses_reactions_and_unsupported_types_are_200_and_dropped() {
 
 #[tokio::test]
 async fn an_enqueue_failure_is_500_so_the_provider_retries() {
-    let q = Arc::new(RecordingQueue {
-        fail: true,
-        ..RecordingQueue::default()
-    });
+    let q = Arc::new(RecordingQueue::failing());
     let (status, _) = call(
         app(q.clone()),
         signed(wa_text("16505551234", "wamid.A", "hi")),
