@@ -22,10 +22,10 @@
 //! user's record. The few domain rows that must be global (a unique public slug) are made with
 //! [`index_key`], which cannot name a harness partition.
 
+use crate::ids::LinkCode;
 use crate::ids::{
     ActionId, ChannelIdentity, CommitId, ConversationKey, TokenId, ToolUseId, UserId,
 };
-use crate::linking::LinkCode;
 
 /// Partition of everything a user owns.
 pub fn user_pk(user: &UserId) -> String {
