@@ -17,14 +17,14 @@ use steward_harness::{Ctx, ServiceError};
 use crate::attendees::{self, AttendeeStatus};
 use crate::events::{self, Event, EventStatus};
 use crate::ids::{AttendeeId, EventId, RoomId, SessionId};
-use crate::planned::join_words;
-use crate::rooms;
-use crate::sessions;
-use crate::tools::{
+use crate::inputs::{
     AddRoomInput, AddSessionInput, EventRefInput, RoomRefInput, SessionRefInput,
     SetRegistrationInput, UpdateEventInput, UpdateRoomInput, UpdateSessionInput,
     WithdrawAttendeeInput,
 };
+use crate::planned::join_words;
+use crate::rooms;
+use crate::sessions;
 use crate::when;
 
 /// What a decision returns.

@@ -27,33 +27,17 @@ use std::sync::Arc;
 use jiff::civil::{DateTime, Time};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use steward_harness::{Ctx, Registry, ServiceError, ToolDef, ToolResult, UndecidedTool};
 
 use crate::config::EventsConfig;
 use crate::when;
 
-pub use attendees::{
-    ListAttendeesInput, RegisterAttendeeInput, StatusFilter, WithdrawAttendeeInput,
+pub use crate::inputs::{
+    AddPersonInput, AddRoomInput, AddSessionInput, CreateEventInput, EventRefInput,
+    ListAttendeesInput, NoInput, RegisterAttendeeInput, RoomRefInput, SessionRefInput,
+    SetProgramInput, SetRegistrationInput, StatusFilter, UpdateEventInput, UpdateRoomInput,
+    UpdateSessionInput, WithdrawAttendeeInput,
 };
-pub use events::{CreateEventInput, SetRegistrationInput, UpdateEventInput};
-pub use people::AddPersonInput;
-pub use rooms::{AddRoomInput, RoomRefInput, UpdateRoomInput};
-pub use schedule::SetProgramInput;
-pub use sessions::{AddSessionInput, SessionRefInput, UpdateSessionInput};
-
-/// Input of the tools that need only an event.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = model_facing)]
-pub struct EventRefInput {
-    /// The event's id (e_…), from the context block or list_events.
-    pub event_id: String,
-}
-
-/// Input of tools that take no arguments.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = model_facing)]
-pub struct NoInput {}
 
 /// Every tool of the domain, in the order the model and MCP clients see them. `config` gives
 /// the base URL for public links.
@@ -150,10 +134,4 @@ fn with_link(result: ToolResult, config: &EventsConfig, path: &str) -> ToolResul
 /// How a public page is named in a summary: the URL when configured, else the path.
 fn page_address(config: &EventsConfig, path: &str) -> String {
     config.url(path).unwrap_or_else(|| path.to_owned())
-}
-
-/// Drops the input type's own doc comment from its schema: it documents the Rust type, and the
-/// model reads the tool's description instead.
-fn model_facing(schema: &mut schemars::Schema) {
-    schema.remove("description");
 }
