@@ -28,7 +28,6 @@ use steward_llm::Role;
 use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
 use crate::conversation::{self, Claim, InboxRecord};
-use crate::error::ServiceError;
 use crate::identity::{self, IdentityRecord};
 use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
 use crate::keys;
@@ -535,7 +534,7 @@ impl Inbound<'_> {
             Ok(Some(LinkOutcome::AlreadyLinked { .. })) => {
                 return Ok(Linking::Welcome { already: true });
             }
-            Err(e) if !e.is_expected() => return Err(service_to_turn(e)),
+            Err(e) if !e.is_expected() => return Err(e.into()),
             Ok(None) => None,
             Err(e) => Some(e),
         };
@@ -546,7 +545,7 @@ impl Inbound<'_> {
         Ok(match (self.user.clone(), failed) {
             // Something code-shaped in a known user's message is just their words.
             (Some(user), _) => Linking::NotACode(user),
-            (None, Some(e)) => Linking::Refused(e.to_string()),
+            (None, Some(e)) => Linking::Refused(e.for_page()),
             (None, None) => Linking::Refused(onboarding_text(self.links, self.message.channel)),
         })
     }
@@ -602,7 +601,7 @@ async fn known_user(
     }
     identity::lookup(table, identity)
         .await
-        .map_err(service_to_turn)
+        .map_err(TurnError::from)
 }
 
 /// What the user said: their text, or for a button click without one, the title of the button
@@ -660,13 +659,6 @@ fn transcript_text_for_media(message: &InboundMessage) -> String {
     match message.text.as_deref().map(str::trim) {
         Some(caption) if !caption.is_empty() => format!("[{kind}] {caption}"),
         _ => format!("[{kind}]"),
-    }
-}
-
-fn service_to_turn(e: ServiceError) -> TurnError {
-    match e {
-        ServiceError::Store(s) => TurnError::Store(s),
-        other => TurnError::Store(StoreError::Backend(other.to_string())),
     }
 }
 

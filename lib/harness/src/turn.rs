@@ -26,6 +26,7 @@ use tracing::Instrument;
 
 use crate::chat_tools::{self, ChatToolCall};
 use crate::conversation::{self, Claim, Conversation};
+pub use crate::error::TurnError;
 use crate::gate::{self, GateOutcome, Surface};
 use crate::ids::{ActionId, ChannelName, ConversationKey, EffectKey, ToolUseId, UserId};
 use crate::limits::{
@@ -148,17 +149,6 @@ pub enum TurnOutcome {
         /// What was sent.
         reply: ShapedReply,
     },
-}
-
-/// Why a turn could not finish; the message should be retried (the turn resumes).
-#[derive(Debug, thiserror::Error)]
-pub enum TurnError {
-    /// The store failed.
-    #[error("store: {0}")]
-    Store(#[from] StoreError),
-    /// The reply could not be sent.
-    #[error("sending the reply failed: {0}")]
-    Send(String),
 }
 
 /// The chat runtime: everything a turn needs, built once per process.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
-use steward_harness::{Agent, InboundOutcome, Links, TurnError, handle_inbound};
+use steward_harness::{Agent, InboundOutcome, Links, ServiceError, TurnError, handle_inbound};
 use steward_store::{
     Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
 };
@@ -59,12 +59,16 @@ impl Senders {
 
 /// Whether a turn's failure may clear within seconds, so retrying it at once is worth it: a
 /// retryable send (rate limits, provider 5xx, transport; the outbox fails a turn only for
-/// those) and a store that was throttled or failed at its backend. A failed condition, an
-/// oversized item or a malformed transaction is a bug; trying again at once would repeat it.
+/// those), a store that was throttled or failed at its backend, and a service conflict (a
+/// record changed under a step; read again, it goes through). A failed condition, an
+/// oversized item, a malformed transaction or any other service failure is a bug or a fact;
+/// trying again at once would repeat it (the redelivery schedule still tries it later).
 pub fn is_transient(error: &TurnError) -> bool {
     matches!(
         error,
-        TurnError::Send(_) | TurnError::Store(StoreError::Throttled(_) | StoreError::Backend(_))
+        TurnError::Send(_)
+            | TurnError::Store(StoreError::Throttled(_) | StoreError::Backend(_))
+            | TurnError::Service(ServiceError::Conflict { .. })
     )
 }
 
@@ -225,5 +229,11 @@ mod tests {
         assert!(!is_transient(&TurnError::Store(
             StoreError::InvalidTransaction("empty".into())
         )));
+        assert!(is_transient(&TurnError::Service(ServiceError::conflict(
+            "the identity"
+        ))));
+        assert!(!is_transient(&TurnError::Service(ServiceError::internal(
+            "a bug"
+        ))));
     }
 }

@@ -159,10 +159,10 @@ fn to_mcp_tool(tool: McpTool) -> Tool {
     Tool::new(tool.name, tool.description, Arc::new(schema)).with_annotations(annotations)
 }
 
-/// A registry outcome as an MCP result: one text item with the outcome's JSON (capped like the
-/// model's), the same JSON as `structuredContent`, and `isError` when the call failed.
+/// A registry outcome as an MCP result: one text item with the outcome's JSON in its MCP
+/// wording (capped like the model's), the same JSON as `structuredContent`, and `isError` when the call failed.
 fn call_result(outcome: &ToolOutcome) -> CallToolResult {
-    let text = outcome.to_model_text();
+    let text = outcome.to_mcp_text();
     let structured = serde_json::from_str::<Value>(&text).ok();
     let content = vec![ContentBlock::text(text)];
     let mut result = if outcome.is_ok() {

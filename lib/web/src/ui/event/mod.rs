@@ -237,7 +237,7 @@ pub(crate) async fn finish(
                 .renamed("end_time", "end");
             let problem = Problem {
                 form,
-                message: e.to_string(),
+                message: e.for_page(),
                 field: blamed.field,
                 fields,
             };
