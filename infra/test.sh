@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, every test (the DynamoDB and SQS
-# halves against a local moto emulator, installed and started here, never skipped), then the
-# MCP conformance suite, the Python MCP client, the browser tests and the deployment checks.
+# The whole test suite, as CI runs it: module cycles, formatting, lints, every test (the
+# DynamoDB and SQS halves against a local moto emulator, installed and started here, never
+# skipped), then the MCP conformance suite, the Python MCP client, the browser tests and the
+# deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# No module cycles inside any crate (reads the source only, under a second): the checker on its
+# own fixtures first, then every workspace crate against the short list of cycles that a change
+# under way removes (infra/module-cycles.allow).
+python3 infra/module-cycles.py --self-test
+python3 infra/module-cycles.py --allow infra/module-cycles.allow
 
 # Build cache outside the clone, so reruns and fresh clones reuse compiled dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/steward/target}"
