@@ -98,7 +98,7 @@ def tokens(text: str) -> list[tuple[str, int]]:
             # A char literal ('x', '\n', '\u{1F600}') or a lifetime ('a): a lifetime has no
             # closing quote right after its first character.
             if text.startswith("\\", i + 1):
-                i = text.index("'", i + 2) + 1
+                i = text.index("'", i + 3) + 1  # past the escaped character: '\'' too
             elif i + 2 < n and text[i + 2] == "'":
                 i += 3
             else:
@@ -574,7 +574,7 @@ def self_test() -> int:
         # Test items, comments and strings are not dependencies; lifetimes don't break lexing.
         "clean": {
             "lib.rs": "mod a;\nmod b;\n",
-            "a.rs": "use crate::b::B;\nfn f<'a>(s: &'a str) -> char { 'x' }\n",
+            "a.rs": "use crate::b::B;\nfn f<'a>(s: &'a str) -> [char; 2] { ['x', '\\''] }\n",
             "b.rs": (
                 "pub struct B;\n// crate::a::A\nconst S: &str = \"crate::a::A\";\n"
                 "const R: &str = r#\"crate::a::\"A\"#;\n"
