@@ -132,7 +132,7 @@ fn clearable_time(field: &str, value: Option<&str>) -> Result<Option<Option<Time
 }
 
 /// A clearable local date-time argument (empty text removes it).
-fn clearable_datetime(
+pub(crate) fn clearable_datetime(
     field: &str,
     value: Option<&str>,
 ) -> Result<Option<Option<DateTime>>, ServiceError> {
