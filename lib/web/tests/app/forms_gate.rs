@@ -28,12 +28,15 @@ enum State {
     Cancelled,
 }
 
+/// A form's path and its fields.
+type Post = (String, Vec<(&'static str, String)>);
+
 /// One gated form, posted where its capability is held.
 struct Case {
     capability: &'static str,
     state: State,
     /// The form's path and fields, given the event's page path and its page.
-    post: fn(&Fixture) -> (String, Vec<(&'static str, String)>),
+    post: fn(&Fixture) -> Post,
     /// A field changed on the confirming post (other arguments), for forms with fields.
     other: Option<(&'static str, &'static str)>,
     /// Whether the record is gone after it ran, so posting again finds nothing (404).
