@@ -7,7 +7,7 @@
 //! double submit runs once. No script needed.
 //!
 //! Every form that runs a capability goes through [`run`]: the list of form routes and their
-//! capabilities is [`super::FORMS`], and a test walks it against the registry.
+//! capabilities is [`crate::ui::FORMS`], and a test walks it against the registry.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
