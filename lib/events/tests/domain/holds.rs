@@ -327,7 +327,47 @@ async fn an_undo_is_held_when_it_changes_a_public_page(w: World) {
     assert!(reopen.contains("(cancelled)"), "{reopen}");
 }
 
+async fn registration_is_held_only_when_it_changes(w: World) {
+    let u = w.account("alice").await;
+    let s = seed(&w, &u, true).await;
+    let ev = s.event.as_str();
+    // Already open, no deadline: the web form re-sending both changes nothing.
+    assert_eq!(
+        describe(
+            &w,
+            &u,
+            "set_registration",
+            json!({"event_id": ev, "open": true, "closes_at": ""})
+        )
+        .await,
+        None
+    );
+    let deadline = json!({"event_id": ev, "closes_at": "2026-12-10T12:00"});
+    let held = describe(&w, &u, "set_registration", deadline.clone())
+        .await
+        .expect("a new deadline of a published event is held");
+    assert!(held.contains("registration deadline"), "{held}");
+    w.ok(&u, "set_registration", deadline.clone()).await;
+    assert_eq!(
+        describe(&w, &u, "set_registration", deadline).await,
+        None,
+        "the same deadline again changes nothing"
+    );
+    // A deadline that does not parse is the tool's to refuse, not a reason to hold.
+    assert_eq!(
+        describe(
+            &w,
+            &u,
+            "set_registration",
+            json!({"event_id": ev, "closes_at": "soon"})
+        )
+        .await,
+        None
+    );
+}
+
 steward_store::backend_tests!(setup = world;
+    registration_is_held_only_when_it_changes,
     an_undo_is_held_when_it_changes_a_public_page,
     the_held_table_matches_the_registry,
     a_draft_is_held_only_to_publish_or_delete,
