@@ -432,7 +432,7 @@ impl Record for Event {
 }
 
 /// Checks a capacity: 1 to [`CAPACITY_MAX`].
-pub(crate) fn check_capacity(field: &str, capacity: u32) -> Result<(), ServiceError> {
+pub fn check_capacity(field: &str, capacity: u32) -> Result<(), ServiceError> {
     if capacity == 0 || capacity > CAPACITY_MAX {
         return Err(ServiceError::invalid(
             field,

@@ -16,7 +16,9 @@
 //! the hash of the validated input (canonical JSON), surface, description, state and a 1-hour
 //! expiry. The id hashes the surface's scope (conversation, token, web), the capability and
 //! the input, so a confirmation for "cancel A" cannot cancel B, one client's approval is not
-//! another's, and another user's record cannot even be named.
+//! another's, and another user's record cannot even be named. A record confirms only the
+//! description the person was shown: when the declaration now describes the call differently,
+//! the call is held again with the new description.
 //!
 //! Spending a confirmation is a version-checked write placed in the SAME transaction as the
 //! capability's own writes (see [`crate::Ctx::with_confirmation`]), so two racing calls
@@ -323,9 +325,15 @@ pub async fn check(
                 .map_err(|e| StoreError::Backend(format!("corrupt confirmation {sk}: {e}")))
         })
         .transpose()?;
-    let live = parsed
-        .as_ref()
-        .filter(|c| c.is_live(now_ms) && c.state != ConfirmState::Spent);
+    // A record stands while it is within its hour, unspent, and still describes what this
+    // call would do: the person confirms the words they saw, so when the database now says
+    // something else (an undo whose newest request changed, a new count of people), the old
+    // confirmation does not carry over. A declined record keeps refusing identical calls.
+    let live = parsed.as_ref().filter(|c| {
+        c.is_live(now_ms)
+            && c.state != ConfirmState::Spent
+            && (c.state == ConfirmState::Declined || c.description == description)
+    });
 
     // Confirmed by the person on this surface's terms?
     if let (Some(c), Some(item)) = (live, existing.as_ref()) {

@@ -24,13 +24,14 @@ mod undo;
 use std::future::Future;
 use std::sync::Arc;
 
-use jiff::civil::{DateTime, Time};
+use jiff::civil::Time;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use steward_harness::{Ctx, Registry, ServiceError, ToolDef, ToolResult, UndecidedTool};
 
 use crate::config::EventsConfig;
 use crate::when;
+pub(crate) use crate::when::{clearable, clearable_datetime, clearable_time};
 
 pub use crate::inputs::{
     AddPersonInput, AddRoomInput, AddSessionInput, CreateEventInput, EventRefInput,
@@ -93,34 +94,9 @@ where
         .unwrap_or_else(|e| panic!("tool {name} is ill-defined: {e}"))
 }
 
-/// `Some(text)` → parsed; an empty text means "remove" (`Some(None)`); absent → `None`.
-fn clearable<T>(
-    value: Option<&str>,
-    parse: impl FnOnce(&str) -> Result<T, ServiceError>,
-) -> Result<Option<Option<T>>, ServiceError> {
-    match value {
-        None => Ok(None),
-        Some(t) if t.trim().is_empty() => Ok(Some(None)),
-        Some(t) => parse(t).map(|v| Some(Some(v))),
-    }
-}
-
 /// An optional time argument.
 fn opt_time(field: &str, value: Option<&str>) -> Result<Option<Time>, ServiceError> {
     value.map(|t| when::parse_time(field, t)).transpose()
-}
-
-/// A clearable time argument (empty text removes it).
-fn clearable_time(field: &str, value: Option<&str>) -> Result<Option<Option<Time>>, ServiceError> {
-    clearable(value, |t| when::parse_time(field, t))
-}
-
-/// A clearable local date-time argument (empty text removes it).
-fn clearable_datetime(
-    field: &str,
-    value: Option<&str>,
-) -> Result<Option<Option<DateTime>>, ServiceError> {
-    clearable(value, |t| when::parse_datetime(field, t))
 }
 
 /// Link fields for a public path: the full URL when configured.

@@ -9,7 +9,7 @@ use steward_events::attendees::{self, AttendeeSource, AttendeeStatus};
 use steward_events::ids::AttendeeId;
 use steward_events::when;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{self, Action};
 use super::fields::Fields;
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
@@ -90,7 +90,7 @@ pub async fn withdraw(
     };
     let ctx = signed.ctx(&state);
     let result = async {
-        let risky = Risky {
+        let action = Action {
             tool: "withdraw_attendee",
             input: WithdrawAttendeeInput {
                 event_id: id.to_string(),
@@ -98,21 +98,21 @@ pub async fn withdraw(
             },
             verb: "withdraw them",
             action: format!("{}/attendees/{attendee}/withdraw", event_path(&id)),
+            back: event_path(&id),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let u = attendees::withdraw(&ctx, &id, &attendee)
-            .await?
-            .commit()
-            .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Withdrawn
-        }
-        .into())
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            let u = attendees::withdraw(&ctx, &id, &attendee)
+                .await?
+                .commit()
+                .await?;
+            Ok(if u.is_unchanged() {
+                Done::Unchanged
+            } else {
+                Done::Withdrawn
+            })
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, WITHDRAW, f, result).await

@@ -8,11 +8,11 @@ use jiff::civil::DateTime;
 use maud::{Markup, html};
 use steward_events::events::{self, Event, EventStatus};
 use steward_events::text::{Description, EventName, TrackName, Venue};
-use steward_events::tools::{EventRefInput, UpdateEventInput};
+use steward_events::tools::{EventRefInput, SetRegistrationInput, UpdateEventInput};
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{self, Action};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, finish};
@@ -243,26 +243,26 @@ pub async fn edit(
         let event = events::get_event(&ctx, &id).await?;
         let input = edit_input(&event, &f)?;
         let changes = input.changes()?;
-        let risky = Risky {
+        let action = Action {
             tool: "update_event",
             input,
             verb: "change it",
             action: format!("{}/edit", super::event_path(&id)),
+            back: super::event_path(&id),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let u = events::update_event(&ctx, &id, changes)
-            .await?
-            .commit()
-            .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Saved
-        }
-        .into())
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            let u = events::update_event(&ctx, &id, changes)
+                .await?
+                .commit()
+                .await?;
+            Ok(if u.is_unchanged() {
+                Done::Unchanged
+            } else {
+                Done::Saved
+            })
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, EDIT, f, result).await
@@ -296,43 +296,43 @@ async fn status_change(
         StatusAction::Delete => ("delete_event", "delete", "delete"),
     };
     let result = async {
-        let risky = Risky {
+        let gated = Action {
             tool,
             input: EventRefInput {
                 event_id: id.to_string(),
             },
             verb,
             action: format!("{}/{path}", super::event_path(&id)),
+            back: super::event_path(&id),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let (updated, done) = match action {
-            StatusAction::Publish => (
-                events::publish_event(&ctx, &id).await?.commit().await?,
-                Done::Published,
-            ),
-            StatusAction::Cancel => (
-                events::cancel_event(&ctx, &id).await?.commit().await?,
-                Done::Cancelled,
-            ),
-            StatusAction::Reopen => (
-                events::reopen_event(&ctx, &id).await?.commit().await?,
-                Done::Reopened,
-            ),
-            StatusAction::Delete => {
-                events::delete_event(&ctx, &id).await?.commit().await?;
-                let to = format!("{}?done=deleted", crate::ui::APP_HOME);
-                return Ok(Outcome::Page(Redirect::to(&to).into_response()));
-            }
-        };
-        Ok(if updated.is_unchanged() {
-            Done::Unchanged
-        } else {
-            done
-        }
-        .into())
+        let ran = confirm::run(&state, &ctx, &signed, &f, gated, async |ctx| {
+            let (updated, done) = match action {
+                StatusAction::Publish => (
+                    events::publish_event(&ctx, &id).await?.commit().await?,
+                    Done::Published,
+                ),
+                StatusAction::Cancel => (
+                    events::cancel_event(&ctx, &id).await?.commit().await?,
+                    Done::Cancelled,
+                ),
+                StatusAction::Reopen => (
+                    events::reopen_event(&ctx, &id).await?.commit().await?,
+                    Done::Reopened,
+                ),
+                StatusAction::Delete => {
+                    events::delete_event(&ctx, &id).await?.commit().await?;
+                    let to = format!("{}?done=deleted", crate::ui::APP_HOME);
+                    return Ok(Outcome::Page(Redirect::to(&to).into_response()));
+                }
+            };
+            Ok(Outcome::Done(if updated.is_unchanged() {
+                Done::Unchanged
+            } else {
+                done
+            }))
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, STATUS, f, result).await
@@ -405,16 +405,31 @@ pub async fn registration(
             .opt("closes_at")
             .map(|t| when::parse_datetime("closes_at", t))
             .transpose()?;
-        let u = events::set_registration(&ctx, &id, Some(open), Some(closes_at))
-            .await?
-            .commit()
-            .await?;
-        Ok(if u.is_unchanged() {
-            Done::Unchanged
-        } else {
-            Done::Registration
-        }
-        .into())
+        // The form as `set_registration`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "set_registration",
+            input: SetRegistrationInput {
+                event_id: id.to_string(),
+                open: Some(open),
+                closes_at: Some(closes_at.map(datetime_input).unwrap_or_default()),
+            },
+            verb: "change registration",
+            action: format!("{}/registration", super::event_path(&id)),
+            back: super::event_path(&id),
+        };
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            let u = events::set_registration(&ctx, &id, Some(open), Some(closes_at))
+                .await?
+                .commit()
+                .await?;
+            Ok(if u.is_unchanged() {
+                Done::Unchanged
+            } else {
+                Done::Registration
+            })
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, REGISTRATION, f, result).await

@@ -8,12 +8,14 @@ use jiff::civil::Time;
 use maud::{Markup, html};
 use steward_events::program::{self, LunchRule, ProgramChanges};
 use steward_events::schedule;
+use steward_events::tools::EventRefInput;
 use steward_events::when;
 use steward_harness::ServiceError;
 
+use super::confirm::{self, Action};
 use super::fields::{self, Fields};
 use super::page::View;
-use super::{Done, event_id, finish};
+use super::{Done, Outcome, event_id, event_path, finish};
 use crate::app::WebState;
 use crate::auth::SignedIn;
 use crate::ui::grid::{self, Grid};
@@ -192,8 +194,21 @@ pub async fn build(
     };
     let ctx = signed.ctx(&state);
     let result = async {
-        schedule::build_timetable(&ctx, &id).await?.commit().await?;
-        Ok(Done::Timetable.into())
+        let action = Action {
+            tool: "build_timetable",
+            input: EventRefInput {
+                event_id: id.to_string(),
+            },
+            verb: "rebuild it",
+            action: format!("{}/timetable", event_path(&id)),
+            back: event_path(&id),
+        };
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            schedule::build_timetable(&ctx, &id).await?.commit().await?;
+            Ok(Done::Timetable)
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, TIMETABLE, f, result).await

@@ -10,13 +10,13 @@ use steward_events::text::RoomName;
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{self, Action};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
 use crate::app::WebState;
 use crate::auth::SignedIn;
-use steward_events::tools::RoomRefInput;
+use steward_events::tools::{AddRoomInput, RoomRefInput};
 
 /// The add form's name.
 const ADD: &str = "room-add";
@@ -91,6 +91,9 @@ pub fn section(v: &View<'_>) -> Markup {
 fn new_room(f: &Fields) -> Result<NewRoom, ServiceError> {
     let capacity = fields::number::<u32>("capacity", "a number of seats", f.get("capacity"), "40")?
         .ok_or_else(|| ServiceError::invalid("capacity", "give the number of seats"))?;
+    // Checked here as the service checks it, so the form names the problem in its words
+    // before the input is asked about (the capability's schema would refuse it too).
+    steward_events::events::check_capacity("capacity", capacity)?;
     Ok(NewRoom {
         name: RoomName::parse(f.get("name"))?,
         capacity,
@@ -113,8 +116,26 @@ pub async fn add(
     let ctx = signed.ctx(&state);
     let result = async {
         let new = new_room(&f)?;
-        rooms::add_room(&ctx, &id, new).await?.commit().await?;
-        Ok(Done::RoomAdded.into())
+        // The form as `add_room`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "add_room",
+            input: AddRoomInput {
+                event_id: id.to_string(),
+                name: new.name.to_string(),
+                capacity: new.capacity,
+                available_from: new.available_from.map(when::fmt_time),
+                available_until: new.available_until.map(when::fmt_time),
+            },
+            verb: "add it",
+            action: format!("{}/rooms", event_path(&id)),
+            back: event_path(&id),
+        };
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            rooms::add_room(&ctx, &id, new).await?.commit().await?;
+            Ok(Done::RoomAdded)
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, ADD, f, result).await
@@ -133,7 +154,7 @@ pub async fn remove(
     };
     let ctx = signed.ctx(&state);
     let result = async {
-        let risky = Risky {
+        let action = Action {
             tool: "remove_room",
             input: RoomRefInput {
                 event_id: id.to_string(),
@@ -141,13 +162,14 @@ pub async fn remove(
             },
             verb: "remove it",
             action: format!("{}/rooms/{room}/remove", event_path(&id)),
+            back: event_path(&id),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        rooms::remove_room(&ctx, &id, &room).await?.commit().await?;
-        Ok(Done::RoomRemoved.into())
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            rooms::remove_room(&ctx, &id, &room).await?.commit().await?;
+            Ok(Done::RoomRemoved)
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, REMOVE, f, result).await

@@ -11,13 +11,13 @@ use steward_events::sessions::{self, NewSession, Session};
 use steward_events::text::SessionTitle;
 use steward_harness::ServiceError;
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{self, Action};
 use super::fields::{self, Fields};
 use super::page::View;
 use super::{Done, Outcome, event_id, event_path, finish, parse_id};
 use crate::app::WebState;
 use crate::auth::SignedIn;
-use steward_events::tools::SessionRefInput;
+use steward_events::tools::{AddSessionInput, SessionRefInput};
 
 /// The add form's name.
 const ADD: &str = "session-add";
@@ -194,11 +194,32 @@ pub async fn add(
     let ctx = signed.ctx(&state);
     let result = async {
         let new = new_session(&f)?;
-        sessions::add_session(&ctx, &id, new)
-            .await?
-            .commit()
-            .await?;
-        Ok(Done::SessionAdded.into())
+        // The form as `add_session`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "add_session",
+            input: AddSessionInput {
+                event_id: id.to_string(),
+                title: new.title.to_string(),
+                duration_minutes: new.duration_minutes,
+                speakers: new.speakers.clone(),
+                track: new.track.clone(),
+                after: new.after.iter().map(ToString::to_string).collect(),
+                min_capacity: new.min_capacity,
+                room_id: new.room.as_ref().map(ToString::to_string),
+            },
+            verb: "add it",
+            action: format!("{}/sessions", event_path(&id)),
+            back: event_path(&id),
+        };
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            sessions::add_session(&ctx, &id, new)
+                .await?
+                .commit()
+                .await?;
+            Ok(Done::SessionAdded)
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, ADD, f, result).await
@@ -221,7 +242,7 @@ pub async fn remove(
     };
     let ctx = signed.ctx(&state);
     let result = async {
-        let risky = Risky {
+        let action = Action {
             tool: "remove_session",
             input: SessionRefInput {
                 event_id: id.to_string(),
@@ -229,16 +250,17 @@ pub async fn remove(
             },
             verb: "remove it",
             action: format!("{}/sessions/{session}/remove", event_path(&id)),
+            back: event_path(&id),
         };
-        let ctx = match confirm::ask(&state, &ctx, &signed, &id, &f, risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        sessions::remove_session(&ctx, &id, &session)
-            .await?
-            .commit()
-            .await?;
-        Ok(Done::SessionRemoved.into())
+        let ran = confirm::run(&state, &ctx, &signed, &f, action, async |ctx| {
+            sessions::remove_session(&ctx, &id, &session)
+                .await?
+                .commit()
+                .await?;
+            Ok(Done::SessionRemoved)
+        })
+        .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     finish(&state, &signed, &ctx, &id, REMOVE, f, result).await
