@@ -289,7 +289,7 @@ fn mcp_message(description: &str, state: ConfirmState) -> String {
             "NOT EXECUTED. The account holder declined this: {description}. It will not run; do not retry it. Ask them what they want instead."
         ),
         _ => format!(
-            "NOT EXECUTED. This needs the account holder's approval first: {description}. Nothing you send can approve it: they approve or decline it on the Approvals page of the Steward web app within an hour. Tell them so; once they approve, call this tool again with identical arguments and it runs once."
+            "NOT EXECUTED. This needs the account holder's approval first: {description}. Nothing you send can approve it: they approve or decline it on the Approvals page of the Steward web app, or with the buttons sent to their linked chat, within an hour. Tell them so; once they approve, call this tool again with identical arguments and it runs once."
         ),
     }
 }
