@@ -154,9 +154,9 @@ pub async fn deliver(
 ) -> Result<Delivered, StoreError> {
     let now_ms = clock.now_millis();
     let request = gate::get_request(table, &notice.user, &notice.confirmation, now_ms).await?;
-    let Some(request) = request.filter(|c| {
-        c.state == ConfirmState::Pending && c.created_ms == notice.created_ms
-    }) else {
+    let Some(request) =
+        request.filter(|c| c.state == ConfirmState::Pending && c.created_ms == notice.created_ms)
+    else {
         return Ok(Delivered::Stale);
     };
     let sent = Item::from_value(
@@ -198,11 +198,8 @@ pub async fn deliver(
                 message_ids,
                 buttons: sent,
             }) => {
-                let id_of = |title: &str| {
-                    sent.iter()
-                        .find(|b| b.title == title)
-                        .map(|b| b.id.clone())
-                };
+                let id_of =
+                    |title: &str| sent.iter().find(|b| b.title == title).map(|b| b.id.clone());
                 let (Some(message), Some(approve_id), Some(decline_id)) = (
                     message_ids.last(),
                     id_of(APPROVE_TITLE),

@@ -583,7 +583,15 @@ pub async fn approve_request(
     created_ms: i64,
     now_ms: i64,
 ) -> Result<Confirmation, ApprovalError> {
-    settle_filed(table, user, id, Some(created_ms), now_ms, ConfirmState::Approved).await
+    settle_filed(
+        table,
+        user,
+        id,
+        Some(created_ms),
+        now_ms,
+        ConfirmState::Approved,
+    )
+    .await
 }
 
 /// The person `user` declines the one request `id` filed at `created_ms` (see
@@ -595,7 +603,15 @@ pub async fn decline_request(
     created_ms: i64,
     now_ms: i64,
 ) -> Result<Confirmation, ApprovalError> {
-    settle_filed(table, user, id, Some(created_ms), now_ms, ConfirmState::Declined).await
+    settle_filed(
+        table,
+        user,
+        id,
+        Some(created_ms),
+        now_ms,
+        ConfirmState::Declined,
+    )
+    .await
 }
 
 /// The live MCP request `id` of `user` as it stands (any state), or `None` when there is no
@@ -609,7 +625,10 @@ pub async fn get_request(
     if !is_record_id(id) {
         return Ok(None);
     }
-    let Some(item) = table.get(&keys::user_pk(user), &keys::confirm_sk(id)).await? else {
+    let Some(item) = table
+        .get(&keys::user_pk(user), &keys::confirm_sk(id))
+        .await?
+    else {
         return Ok(None);
     };
     let c: Confirmation = item

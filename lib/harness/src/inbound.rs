@@ -483,7 +483,8 @@ impl Inbound<'_> {
                 })?;
                 let button = self.message.button_id.as_deref().unwrap_or_default();
                 let now_ms = self.agent.clock().now_millis();
-                let answer = approval_chat::settle_press(table, &presser, on, button, now_ms).await?;
+                let answer =
+                    approval_chat::settle_press(table, &presser, on, button, now_ms).await?;
                 tracing::info!(conversation = %key, confirmation = %on.confirmation, "approval button pressed");
                 (Answer::ApprovalButton, answer)
             }

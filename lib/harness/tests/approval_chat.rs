@@ -56,7 +56,11 @@ impl ChannelSender for Sender {
         buttons: &[String],
     ) -> Result<SendReceipt, SendError> {
         let mut sent = self.sent.lock().unwrap();
-        sent.push((to.conversation_id.clone(), text.to_owned(), buttons.to_vec()));
+        sent.push((
+            to.conversation_id.clone(),
+            text.to_owned(),
+            buttons.to_vec(),
+        ));
         Ok(SendReceipt::Sent {
             message_ids: vec![format!("out-{}", sent.len())],
             buttons: buttons
@@ -250,15 +254,28 @@ async fn a_held_mcp_call_is_sent_once_with_buttons_and_approved_by_a_press(s: Se
 
     // Pressing Approve answers without the model and approves that request only.
     let reply = answered(&s.press("p1", &on_first, 0, CHAT).await);
-    assert!(reply.starts_with("Approved: Delete the note \"Groceries\""), "{reply}");
+    assert!(
+        reply.starts_with("Approved: Delete the note \"Groceries\""),
+        "{reply}"
+    );
     assert_eq!(s.state(&first).await, Some(ConfirmState::Approved));
-    assert_eq!(s.state(&second).await, Some(ConfirmState::Pending), "the other stays pending");
+    assert_eq!(
+        s.state(&second).await,
+        Some(ConfirmState::Pending),
+        "the other stays pending"
+    );
     assert!(s.rig.model.requests().is_empty(), "no model call");
 
     // The press delivered twice: a duplicate. Pressed again: already approved, nothing changes.
-    assert!(matches!(s.press("p1", &on_first, 0, CHAT).await, InboundOutcome::Duplicate));
+    assert!(matches!(
+        s.press("p1", &on_first, 0, CHAT).await,
+        InboundOutcome::Duplicate
+    ));
     let reply = answered(&s.press("p1-again", &on_first, 0, CHAT).await);
-    assert!(reply.contains("already approved") || reply.starts_with("Approved"), "{reply}");
+    assert!(
+        reply.contains("already approved") || reply.starts_with("Approved"),
+        "{reply}"
+    );
 
     // The client's next identical call runs, exactly once.
     assert!(s.exists(&note).await);
@@ -291,7 +308,10 @@ async fn decline_stops_it_and_a_lapsed_request_gets_a_plain_sentence(s: Setup) {
     assert!(reply.starts_with("That request has expired"), "{reply}");
     assert_eq!(s.state(&late).await, None);
     let held = s.mcp_delete(&other).await;
-    assert!(matches!(held, GateOutcome::Held { .. }), "a lapsed approval runs nothing");
+    assert!(
+        matches!(held, GateOutcome::Held { .. }),
+        "a lapsed approval runs nothing"
+    );
     assert!(s.exists(&other).await);
 }
 
@@ -303,7 +323,13 @@ async fn only_the_persons_press_on_a_sent_request_counts(s: Setup) {
     // an "Approve" button, say) is ordinary chat: it approves nothing.
     let out = s.press("m1", "out-999", 0, CHAT).await;
     assert!(
-        !matches!(out, InboundOutcome::Answered { answer: Answer::ApprovalButton, .. }),
+        !matches!(
+            out,
+            InboundOutcome::Answered {
+                answer: Answer::ApprovalButton,
+                ..
+            }
+        ),
         "{out:?}"
     );
     assert_eq!(s.state(&c).await, Some(ConfirmState::Pending));

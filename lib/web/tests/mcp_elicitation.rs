@@ -13,7 +13,6 @@ mod notes;
 #[path = "support/mcp_server.rs"]
 mod server;
 #[path = "../../events/tests/domain/support.rs"]
-#[allow(clippy::unwrap_used, missing_docs, dead_code)]
 mod support;
 
 use std::sync::{Arc, Mutex};
@@ -225,7 +224,14 @@ fn answer(action: &str, state: &str) -> Option<Value> {
 }
 
 /// The first call: held, asking the person; returns the request state.
-async fn held(r: &Rig, token: &str, user: &UserId, label: &str, tool: &str, args: &Value) -> String {
+async fn held(
+    r: &Rig,
+    token: &str,
+    user: &UserId,
+    label: &str,
+    tool: &str,
+    args: &Value,
+) -> String {
     let before = actions(r, user).await;
     let reply = call(r, token, tool, args, None).await;
     let result = &reply["result"];
@@ -233,8 +239,15 @@ async fn held(r: &Rig, token: &str, user: &UserId, label: &str, tool: &str, args
     let question = &result["inputRequests"]["confirm"];
     assert_eq!(question["method"], "elicitation/create", "{label}");
     let message = question["params"]["message"].as_str().unwrap();
-    assert!(message.starts_with("tests asks to do this in Steward: "), "{label}: {message}");
-    assert_eq!(actions(r, user).await, before, "{label}: a held call changes nothing");
+    assert!(
+        message.starts_with("tests asks to do this in Steward: "),
+        "{label}: {message}"
+    );
+    assert_eq!(
+        actions(r, user).await,
+        before,
+        "{label}: a held call changes nothing"
+    );
     result["requestState"].as_str().unwrap().to_owned()
 }
 
@@ -271,13 +284,38 @@ async fn one(r: &Rig, n: usize, case: &Case) {
     let reply = call(r, &token, case.tool, &args, answer("accept", &tampered)).await;
     assert_eq!(reply["error"]["code"], -32602, "{label} tampered: {reply}");
     let (stranger, stranger_token) = r.s.caller(&format!("x{n}")).await;
-    let reply = call(r, &stranger_token, case.tool, &args, answer("accept", &state)).await;
+    let reply = call(
+        r,
+        &stranger_token,
+        case.tool,
+        &args,
+        answer("accept", &state),
+    )
+    .await;
     assert!(refused(&reply), "{label} other account: {reply}");
     assert_eq!(actions(r, &stranger).await, 0);
-    let reply = call(r, &token, case.tool, &other_event(&args), answer("accept", &state)).await;
+    let reply = call(
+        r,
+        &token,
+        case.tool,
+        &other_event(&args),
+        answer("accept", &state),
+    )
+    .await;
     assert!(refused(&reply), "{label} other arguments: {reply}");
-    let other_tool = if case.tool == "delete_event" { "cancel_event" } else { "delete_event" };
-    let reply = call(r, &token, other_tool, &json!({"event_id": s.event}), answer("accept", &state)).await;
+    let other_tool = if case.tool == "delete_event" {
+        "cancel_event"
+    } else {
+        "delete_event"
+    };
+    let reply = call(
+        r,
+        &token,
+        other_tool,
+        &json!({"event_id": s.event}),
+        answer("accept", &state),
+    )
+    .await;
     assert!(refused(&reply), "{label} other capability: {reply}");
     // No answer under the key: asked again, nothing runs.
     let reply = call(
@@ -288,7 +326,10 @@ async fn one(r: &Rig, n: usize, case: &Case) {
         Some(json!({"inputResponses": {"wrong": {"action": "accept"}}, "requestState": state})),
     )
     .await;
-    assert_eq!(reply["result"]["resultType"], "input_required", "{label}: {reply}");
+    assert_eq!(
+        reply["result"]["resultType"], "input_required",
+        "{label}: {reply}"
+    );
     assert_eq!(actions(r, &user).await, before, "{label}: nothing ran yet");
 
     // Accept: runs exactly once.
@@ -298,7 +339,11 @@ async fn one(r: &Rig, n: usize, case: &Case) {
     // Replayed: refused.
     let reply = call(r, &token, case.tool, &args, answer("accept", &state)).await;
     assert!(refused(&reply), "{label} replay: {reply}");
-    assert_eq!(actions(r, &user).await, before + 1, "{label}: a replay never runs");
+    assert_eq!(
+        actions(r, &user).await,
+        before + 1,
+        "{label}: a replay never runs"
+    );
 
     // Decline (a fresh account in the same state): nothing runs, and a later accept of the
     // same state runs nothing either.
@@ -311,10 +356,17 @@ async fn one(r: &Rig, n: usize, case: &Case) {
     let reply = call(r, &token2, case.tool, &args2, answer("decline", &state2)).await;
     assert_eq!(reply["result"]["isError"], true, "{label} decline: {reply}");
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("NOT EXECUTED. The account holder declined"), "{text}");
+    assert!(
+        text.starts_with("NOT EXECUTED. The account holder declined"),
+        "{text}"
+    );
     let reply = call(r, &token2, case.tool, &args2, answer("accept", &state2)).await;
     assert!(refused(&reply), "{label} accept after decline: {reply}");
-    assert_eq!(actions(r, &user2).await, before2, "{label}: a decline never runs");
+    assert_eq!(
+        actions(r, &user2).await,
+        before2,
+        "{label}: a decline never runs"
+    );
 
     // Lapsed: an hour later the state is refused.
     let user3 = r.s.account(&format!("c{n}")).await;
@@ -326,26 +378,34 @@ async fn one(r: &Rig, n: usize, case: &Case) {
     r.s.clock.advance_millis(61 * 60 * 1000);
     let reply = call(r, &token3, case.tool, &args3, answer("accept", &state3)).await;
     assert!(refused(&reply), "{label} lapsed: {reply}");
-    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(text.contains("expired"), "{label}: {reply}");
-    assert_eq!(actions(r, &user3).await, before3, "{label}: a lapsed state never runs");
+    assert_eq!(
+        actions(r, &user3).await,
+        before3,
+        "{label}: a lapsed state never runs"
+    );
 }
 
 #[tokio::test]
 async fn every_holdable_capability_asks_clients_that_can_elicit_and_runs_once_on_accept() {
     let r = rig().await;
-    let mut holdable: Vec<&str> = r
-        .w
-        .registry
-        .tools()
-        .iter()
-        .filter(|t| t.confirmation() == ConfirmKind::HeldWhen)
-        .map(|t| t.name())
-        .collect();
+    let mut holdable: Vec<&str> =
+        r.w.registry
+            .tools()
+            .iter()
+            .filter(|t| t.confirmation() == ConfirmKind::HeldWhen)
+            .map(|t| t.name())
+            .collect();
     let mut covered: Vec<&str> = cases().iter().map(|c| c.tool).collect();
     holdable.sort_unstable();
     covered.sort_unstable();
-    assert_eq!(covered, holdable, "a new holdable capability needs a case here");
+    assert_eq!(
+        covered, holdable,
+        "a new holdable capability needs a case here"
+    );
     for (n, case) in cases().iter().enumerate() {
         one(&r, n, case).await;
     }
@@ -359,26 +419,38 @@ async fn clients_without_elicitation_get_not_executed_and_every_held_call_queues
     let args = json!({"event_id": s.event});
     let before = actions(&r, &user).await;
     for _ in 0..2 {
-        let (_, reply) = r
-            .s
-            .stateless(&token, "tools/call", json!({"name": "cancel_event", "arguments": args}))
+        let (_, reply) =
+            r.s.stateless(
+                &token,
+                "tools/call",
+                json!({"name": "cancel_event", "arguments": args}),
+            )
             .await;
         let text = reply["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with("NOT EXECUTED"), "{reply}");
         assert!(text.contains("linked chat"), "{text}");
     }
     let result = r.s.call(&token, "cancel_event", args.clone()).await;
-    assert_eq!(result["isError"], true, "2025-11-25 clients cannot be asked: {result}");
+    assert_eq!(
+        result["isError"], true,
+        "2025-11-25 clients cannot be asked: {result}"
+    );
     assert_eq!(actions(&r, &user).await, before);
     let notices = r.notices.bodies.lock().unwrap().clone();
-    assert_eq!(notices.len(), 3, "one per held call; the queue dedupes them");
-    assert!(notices.iter().all(|(id, _)| id == &notices[0].0), "one dedupe id per request");
+    assert_eq!(
+        notices.len(),
+        3,
+        "one per held call; the queue dedupes them"
+    );
+    assert!(
+        notices.iter().all(|(id, _)| id == &notices[0].0),
+        "one dedupe id per request"
+    );
     let notice = ApprovalNotice::from_body(&notices[0].1).unwrap();
     assert_eq!(notice.user, user);
     // A state sent by a client is only ever a state this server sealed.
-    let (_, reply) = r
-        .s
-        .stateless_as(
+    let (_, reply) =
+        r.s.stateless_as(
             &token,
             "tools/call",
             json!({"name": "cancel_event", "arguments": args, "requestState": "rs1.made.up",

@@ -260,15 +260,43 @@ mod tests {
         for refused in [
             open(&state, &other, "cancel_event", &r.input_hash, &r.id, 2_000),
             open(&state, &user, "delete_event", &r.input_hash, &r.id, 2_000),
-            open(&state, &user, "cancel_event", &"ef".repeat(32), &r.id, 2_000),
-            open(&state, &user, "cancel_event", &r.input_hash, &"12".repeat(32), 2_000),
-            open(&format!("{state}x"), &user, "cancel_event", &r.input_hash, &r.id, 2_000),
+            open(
+                &state,
+                &user,
+                "cancel_event",
+                &"ef".repeat(32),
+                &r.id,
+                2_000,
+            ),
+            open(
+                &state,
+                &user,
+                "cancel_event",
+                &r.input_hash,
+                &"12".repeat(32),
+                2_000,
+            ),
+            open(
+                &format!("{state}x"),
+                &user,
+                "cancel_event",
+                &r.input_hash,
+                &r.id,
+                2_000,
+            ),
             open("", &user, "cancel_event", &r.input_hash, &r.id, 2_000),
         ] {
             assert_eq!(refused, Err(StateRefusal::NotThisCall));
         }
         assert_eq!(
-            open(&state, &user, "cancel_event", &r.input_hash, &r.id, r.expires_ms()),
+            open(
+                &state,
+                &user,
+                "cancel_event",
+                &r.input_hash,
+                &r.id,
+                r.expires_ms()
+            ),
             Err(StateRefusal::Expired)
         );
         // Another server key: not ours.

@@ -277,8 +277,7 @@ fn input_required_result(
 ) -> Result<CallToolResponse, ErrorData> {
     let mut map = InputRequests::new();
     for (key, request) in requests {
-        let request =
-            request.ok_or_else(|| ErrorData::internal_error("fixture request", None))?;
+        let request = request.ok_or_else(|| ErrorData::internal_error("fixture request", None))?;
         map.insert(key.to_owned(), request);
     }
     Ok(InputRequiredResult::new(Some(map), state).into())
@@ -315,11 +314,15 @@ fn input_required(
                 return done("Hello, the name was received.");
             }
             input_required_result(
-                vec![("user_name", ask_field("What is your name?", "name", "string"))],
+                vec![(
+                    "user_name",
+                    ask_field("What is your name?", "name", "string"),
+                )],
                 None,
             )
         }
-        "test_input_required_result_request_state" | "test_input_required_result_tampered_state" => {
+        "test_input_required_result_request_state"
+        | "test_input_required_result_tampered_state" => {
             if let Some(state) = state {
                 if open_round(key, name, state) != Some(1) {
                     return Err(ErrorData::invalid_params(
@@ -347,7 +350,10 @@ fn input_required(
             }
             input_required_result(
                 vec![
-                    ("user_name", ask_field("What is your name?", "name", "string")),
+                    (
+                        "user_name",
+                        ask_field("What is your name?", "name", "string"),
+                    ),
                     ("greeting", ask_sampling("Generate a greeting")),
                     ("client_roots", ask_roots()),
                 ],
@@ -377,7 +383,10 @@ fn input_required(
             let caps = context.client_capabilities();
             let mut requests = Vec::new();
             if caps.as_ref().is_some_and(|c| c.elicitation.is_some()) {
-                requests.push(("user_name", ask_field("What is your name?", "name", "string")));
+                requests.push((
+                    "user_name",
+                    ask_field("What is your name?", "name", "string"),
+                ));
             }
             if caps.as_ref().is_some_and(|c| c.sampling.is_some()) {
                 requests.push(("greeting", ask_sampling("Generate a greeting")));
@@ -385,8 +394,8 @@ fn input_required(
             if caps.as_ref().is_some_and(|c| c.roots.is_some()) {
                 requests.push(("client_roots", ask_roots()));
             }
-            let all_answered = !requests.is_empty()
-                && requests.iter().all(|(k, _)| answered(responses, k));
+            let all_answered =
+                !requests.is_empty() && requests.iter().all(|(k, _)| answered(responses, k));
             if requests.is_empty() || all_answered {
                 return done("Nothing more to ask.");
             }
@@ -408,17 +417,10 @@ pub(super) fn prompt(
         return None;
     }
     if accepted(request.input_responses.as_ref(), "user_context") {
-        let message = PromptMessage::new_text(
-            Role::User,
-            "Use the context the person gave.",
-        );
+        let message = PromptMessage::new_text(Role::User, "Use the context the person gave.");
         return Some(GetPromptResult::new(vec![message]).into());
     }
-    let question = ask_field(
-        "What context should the prompt use?",
-        "context",
-        "string",
-    )?;
+    let question = ask_field("What context should the prompt use?", "context", "string")?;
     Some(
         InputRequiredResult::from_input_requests(InputRequests::from([(
             "user_context".to_owned(),

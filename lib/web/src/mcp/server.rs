@@ -20,13 +20,17 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
-use steward_harness::gate::{self, ApprovalError, ConfirmState, Confirmation, GateOutcome, Surface};
-use steward_harness::{Actor, Ctx, McpTool, Registry, ToolErrorKind, ToolOutcome, approval_chat, tokens};
+use steward_harness::gate::{
+    self, ApprovalError, ConfirmState, Confirmation, GateOutcome, Surface,
+};
+use steward_harness::{
+    Actor, Ctx, McpTool, Registry, ToolErrorKind, ToolOutcome, approval_chat, tokens,
+};
 use steward_store::{Clock, Table, TurnQueue};
 
 use super::auth::{Caller, RateKey};
@@ -239,18 +243,21 @@ impl ToolServer {
             }
             None => {
                 // No usable answer under our key: ask again, for the same request.
-                return Ok(match gate::get_request(table, &caller.user, &sealed.id, now_ms)
-                    .await
-                {
-                    Ok(Some(c)) if c.created_ms == sealed.filed_ms && c.state == ConfirmState::Pending => {
-                        elicitation::ask(key, &caller.user, &c).into()
-                    }
-                    Ok(_) => held_result(GONE).into(),
-                    Err(e) => {
-                        tracing::error!(error = %e, "MCP: reading a confirmation failed");
-                        call_result(&ToolOutcome::internal(self.ctx(caller).action())).into()
-                    }
-                });
+                return Ok(
+                    match gate::get_request(table, &caller.user, &sealed.id, now_ms).await {
+                        Ok(Some(c))
+                            if c.created_ms == sealed.filed_ms
+                                && c.state == ConfirmState::Pending =>
+                        {
+                            elicitation::ask(key, &caller.user, &c).into()
+                        }
+                        Ok(_) => held_result(GONE).into(),
+                        Err(e) => {
+                            tracing::error!(error = %e, "MCP: reading a confirmation failed");
+                            call_result(&ToolOutcome::internal(self.ctx(caller).action())).into()
+                        }
+                    },
+                );
             }
         };
         match settled {
@@ -404,8 +411,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context)?.clone();
         if self.fixtures
-            && let Some(result) =
-                fixtures::call(&request, &context, self.state_key.as_ref()).await
+            && let Some(result) = fixtures::call(&request, &context, self.state_key.as_ref()).await
         {
             return result;
         }
@@ -422,7 +428,11 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         // Steward serves no prompts; only the conformance fixture answers here, locally.
-        match self.fixtures.then(|| fixtures::prompt(&request, &context)).flatten() {
+        match self
+            .fixtures
+            .then(|| fixtures::prompt(&request, &context))
+            .flatten()
+        {
             Some(response) => Ok(response),
             None => Err(ErrorData::invalid_params(
                 format!("no prompt named {:?}", request.name),

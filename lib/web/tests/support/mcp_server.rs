@@ -40,7 +40,12 @@ impl TestServer {
         backend: Backend,
         configure: impl FnOnce(SocketAddr) -> McpConfig,
     ) -> Option<Self> {
-        Self::start_with(backend, Arc::new(notes::registry(Arc::default())), configure).await
+        Self::start_with(
+            backend,
+            Arc::new(notes::registry(Arc::default())),
+            configure,
+        )
+        .await
     }
 
     /// A server on `backend` serving `registry`, configured by `configure(bound address)`.
