@@ -30,6 +30,7 @@
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
+pub mod approval_chat;
 pub mod audit;
 pub mod chat_tools;
 pub mod compaction;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
+use steward_harness::approval_chat::{self, ApprovalNotice};
 use steward_harness::{Agent, InboundOutcome, Links, ServiceError, TurnError, handle_inbound};
 use steward_store::{
     Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
@@ -74,7 +75,8 @@ pub fn is_transient(error: &TurnError) -> bool {
 
 /// Handles queued messages: decodes the [`InboundMessage`], picks its channel's sender and
 /// runs [`handle_inbound`], retrying transient failures ([`is_transient`]) within the
-/// delivery.
+/// delivery. A queued [`ApprovalNotice`] (an MCP request held for the person) is sent to their
+/// linked chats instead.
 #[derive(Debug, Clone)]
 pub struct TurnWorker {
     agent: Arc<Agent>,
@@ -134,6 +136,10 @@ impl TurnWorker {
         body: &str,
         give_up_at: Option<Instant>,
     ) -> Result<Option<InboundOutcome>, TurnError> {
+        if let Some(notice) = ApprovalNotice::from_body(body) {
+            self.deliver_notice(&notice).await?;
+            return Ok(None);
+        }
         let message: InboundMessage = match serde_json::from_str(body) {
             Ok(m) => m,
             Err(e) => {
@@ -167,6 +173,18 @@ impl TurnWorker {
             "inbound message handled"
         );
         Ok(Some(outcome))
+    }
+
+    /// Sends an MCP approval request to the person's linked chats (see
+    /// [`approval_chat::deliver`]): at most once, retried only when the store failed.
+    async fn deliver_notice(&self, notice: &ApprovalNotice) -> Result<(), TurnError> {
+        let senders: Vec<(Channel, &dyn ChannelSender)> = [Channel::Whatsapp, Channel::Telegram]
+            .into_iter()
+            .filter_map(|c| self.senders.for_channel(c).map(|s| (c, s)))
+            .collect();
+        let delivered = approval_chat::deliver_with(&self.agent, notice, &senders).await?;
+        tracing::info!(user = %notice.user, confirmation = %notice.confirmation, ?delivered, "approval request notice handled");
+        Ok(())
     }
 
     /// Handles an SQS batch (see [`process_batch`]) for an invocation that ends at

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod agent_batch;
+mod approval_chat;
 mod end_to_end;
 mod fake_api;
 mod routes;
