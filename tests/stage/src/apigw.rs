@@ -93,7 +93,13 @@ impl Api {
 }
 
 /// An API Gateway HTTP API (payload 2.0) event for one request.
-pub fn event(method: &str, path: &str, headers: &[(&str, &str)], body: &str, source_ip: &str) -> Value {
+pub fn event(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    source_ip: &str,
+) -> Value {
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let now = std::time::SystemTime::now()

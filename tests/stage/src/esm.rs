@@ -102,7 +102,11 @@ impl Esm {
         Ok(out.messages.unwrap_or_default())
     }
 
-    async fn deliver(&self, instance: &mut crate::runtime::Instance, records: Vec<aws_sdk_sqs::types::Message>) {
+    async fn deliver(
+        &self,
+        instance: &mut crate::runtime::Instance,
+        records: Vec<aws_sdk_sqs::types::Message>,
+    ) {
         self.stats.invocations.fetch_add(1, Ordering::Relaxed);
         self.stats
             .records
@@ -110,11 +114,12 @@ impl Esm {
         let first_delivery = records.iter().any(|m| receive_count(m) == 1);
         let kill_after = {
             let mut rng = rand::rng();
-            let kill = first_delivery
-                && self.kill_rate > 0.0
-                && rng.random_bool(self.kill_rate.min(1.0));
+            let kill =
+                first_delivery && self.kill_rate > 0.0 && rng.random_bool(self.kill_rate.min(1.0));
             kill.then(|| {
-                let window = u64::try_from(self.kill_window.as_millis()).unwrap_or(1).max(1);
+                let window = u64::try_from(self.kill_window.as_millis())
+                    .unwrap_or(1)
+                    .max(1);
                 Duration::from_millis(rng.random_range(0..window))
             })
         };
@@ -142,7 +147,9 @@ impl Esm {
                 if e == InvokeError::Killed {
                     self.stats.kills.fetch_add(1, Ordering::Relaxed);
                 }
-                self.stats.failed_invocations.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .failed_invocations
+                    .fetch_add(1, Ordering::Relaxed);
                 return;
             }
         };

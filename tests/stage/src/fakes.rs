@@ -77,7 +77,10 @@ impl FakeModel {
     }
 }
 
-async fn model_answer(State(fake): State<Arc<FakeModel>>, body: String) -> (axum::http::StatusCode, String) {
+async fn model_answer(
+    State(fake): State<Arc<FakeModel>>,
+    body: String,
+) -> (axum::http::StatusCode, String) {
     let n = fake.calls.fetch_add(1, Ordering::Relaxed);
     tokio::time::sleep(fake.latency).await;
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
@@ -90,7 +93,8 @@ async fn model_answer(State(fake): State<Arc<FakeModel>>, body: String) -> (axum
     let answer = plan_answer(&request, n);
     if let Some(file) = lock(&fake.transcript).as_mut() {
         use std::io::Write;
-        let line = json!({"call": n, "messages": request.get("messages"), "answer": answer["content"]});
+        let line =
+            json!({"call": n, "messages": request.get("messages"), "answer": answer["content"]});
         let _ = writeln!(file, "{line}");
     }
     (axum::http::StatusCode::OK, answer.to_string())
@@ -138,7 +142,12 @@ pub fn plan_answer(request: &Value, n: u64) -> Value {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+    let role = |m: &Value| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     // The turn starts after the last final reply (an assistant message without tool calls).
     let start = messages
         .iter()

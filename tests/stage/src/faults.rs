@@ -75,7 +75,8 @@ async fn forward(
             (&proxy.throttled_sqs, "com.amazonaws.sqs#RequestThrottled")
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        let body = serde_json::json!({"__type": kind, "message": "Rate exceeded (injected by the stage)"});
+        let body =
+            serde_json::json!({"__type": kind, "message": "Rate exceeded (injected by the stage)"});
         return Response::builder()
             .status(StatusCode::BAD_REQUEST)
             .header("content-type", "application/x-amz-json-1.0")

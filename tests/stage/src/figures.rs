@@ -141,7 +141,9 @@ pub async fn collect(
         // Markers nobody sent must not appear either (an effect for a message never sent).
         for marker in effects.keys() {
             if !messages.iter().any(|m| &m.marker == marker) {
-                figures.lost.push(format!("{marker}: an effect for a message never sent"));
+                figures
+                    .lost
+                    .push(format!("{marker}: an effect for a message never sent"));
             }
         }
     }

@@ -42,7 +42,9 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(300);
 const WEBHOOK_INSTANCES: usize = 4;
 
 #[derive(Debug, Parser)]
-#[command(about = "Run Steward's four Lambda functions locally under duplicates, double texts, kills and throttles, and print the figures")]
+#[command(
+    about = "Run Steward's four Lambda functions locally under duplicates, double texts, kills and throttles, and print the figures"
+)]
 struct Args {
     /// Conversations at once.
     #[arg(long, default_value_t = 20)]
@@ -59,6 +61,10 @@ struct Args {
     /// Share of turns on which the agent process is killed (SIGKILL) at a random point.
     #[arg(long, default_value_t = 0.05)]
     kill_rate: f64,
+    /// A kill lands uniformly within this many milliseconds of the invocation's start (a kill
+    /// that would land after the invocation ended does not happen and is not counted).
+    #[arg(long, default_value_t = 1_500)]
+    kill_window_ms: u64,
     /// Share of the functions' DynamoDB and SQS requests answered with a throttling error.
     #[arg(long, default_value_t = 0.01)]
     throttle_rate: f64,
@@ -92,7 +98,9 @@ async fn main() -> std::process::ExitCode {
         Ok(true) => std::process::ExitCode::SUCCESS,
         Ok(false) => std::process::ExitCode::from(1),
         Err(e) => {
-            eprintln!("stage: could not run: {e:#}\nstage: no figures are reported for a partial run");
+            eprintln!(
+                "stage: could not run: {e:#}\nstage: no figures are reported for a partial run"
+            );
             std::process::ExitCode::from(2)
         }
     }
@@ -141,8 +149,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     let direct = setup::sdk(&moto.url).await;
     let resources = setup::resources(&direct, &template).await?;
     let (proxy, proxy_url) = faults::FaultProxy::start(&moto.url, args.throttle_rate).await?;
-    let (model, model_url) =
-        fakes::FakeModel::start(
+    let (model, model_url) = fakes::FakeModel::start(
         Duration::from_millis(args.model_latency_ms),
         &work.join("model.jsonl"),
     )
@@ -152,7 +159,10 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     let mut users = HashMap::new();
     for i in 0..args.conversations {
         let chat = scenario::chat_of(i);
-        users.insert(chat, setup::person(resources.table.as_ref(), i, chat).await?);
+        users.insert(
+            chat,
+            setup::person(resources.table.as_ref(), i, chat).await?,
+        );
     }
 
     let public_url = format!("https://{}", apigw::HOST);
@@ -172,7 +182,11 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-        env.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        env.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
         env
     };
     let spec = |name: &'static str, env: Vec<(String, String)>| {
@@ -241,7 +255,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         queue_arn: resources.queue_arn.clone(),
         batch_size,
         kill_rate: args.kill_rate,
-        kill_window: Duration::from_millis(args.model_latency_ms * 4 + 100),
+        kill_window: Duration::from_millis(args.kill_window_ms),
         stats: esm::EsmStats::default(),
         stop: AtomicBool::new(false),
     });
@@ -341,7 +355,10 @@ async fn smoke(api: &apigw::Api) -> anyhow::Result<()> {
             .request(
                 method,
                 path,
-                &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")],
+                &[
+                    ("content-type", "application/json"),
+                    ("accept", "application/json, text/event-stream"),
+                ],
                 body,
                 "198.51.100.1",
             )
@@ -380,36 +397,89 @@ impl Report<'_> {
     fn print(&self) -> bool {
         let f = self.figures;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let ms = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()));
+        let ms =
+            |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()));
         let kills = load(&self.esm.kills);
         println!("---- faults injected");
-        println!("webhook deliveries      {} ({} non-2xx retried, {} given up)", load(&self.people.deliveries), load(&self.people.non_2xx), load(&self.people.given_up));
-        println!("duplicate deliveries    {} within the dedupe window, {} after it", load(&self.people.early_duplicates), load(&self.people.late_duplicates));
-        println!("double texts            {}", load(&self.people.double_texts));
-        println!("agent kills (SIGKILL)   {kills} ({} restarts)", self.agent_restarts);
-        println!("throttled requests      {} DynamoDB, {} SQS", load(&self.proxy.throttled_dynamodb), load(&self.proxy.throttled_sqs));
+        println!(
+            "webhook deliveries      {} ({} non-2xx retried, {} given up)",
+            load(&self.people.deliveries),
+            load(&self.people.non_2xx),
+            load(&self.people.given_up)
+        );
+        println!(
+            "duplicate deliveries    {} within the dedupe window, {} after it",
+            load(&self.people.early_duplicates),
+            load(&self.people.late_duplicates)
+        );
+        println!(
+            "double texts            {}",
+            load(&self.people.double_texts)
+        );
+        println!(
+            "agent kills (SIGKILL)   {kills} ({} restarts)",
+            self.agent_restarts
+        );
+        println!(
+            "throttled requests      {} DynamoDB, {} SQS",
+            load(&self.proxy.throttled_dynamodb),
+            load(&self.proxy.throttled_sqs)
+        );
         println!("---- what happened");
         println!("messages sent           {}", f.messages);
-        println!("agent invocations       {} ({} records, {} reported failed, {} invocations failed)", load(&self.esm.invocations), load(&self.esm.records), load(&self.esm.reported_failures), load(&self.esm.failed_invocations));
+        println!(
+            "agent invocations       {} ({} records, {} reported failed, {} invocations failed)",
+            load(&self.esm.invocations),
+            load(&self.esm.records),
+            load(&self.esm.reported_failures),
+            load(&self.esm.failed_invocations)
+        );
         println!("model calls             {}", self.model_calls);
-        println!("Telegram calls          {} sendMessage, {} typing/reactions", self.sends, self.other_telegram_calls);
-        println!("time conversing         {:.1} s", self.conversed.as_secs_f64());
-        println!("webhook -> reply        p50 {}  p95 {}  p99 {}  max {}", ms(f.percentile(0.5)), ms(f.percentile(0.95)), ms(f.percentile(0.99)), ms(f.percentile(1.0)));
+        println!(
+            "Telegram calls          {} sendMessage, {} typing/reactions",
+            self.sends, self.other_telegram_calls
+        );
+        println!(
+            "time conversing         {:.1} s",
+            self.conversed.as_secs_f64()
+        );
+        println!(
+            "webhook -> reply        p50 {}  p95 {}  p99 {}  max {}",
+            ms(f.percentile(0.5)),
+            ms(f.percentile(0.95)),
+            ms(f.percentile(0.99)),
+            ms(f.percentile(1.0))
+        );
         println!("---- requests (cost-model inputs)");
         println!("API Gateway requests    {}", self.api_requests);
-        println!("agent GB-seconds        {:.1} ({} MB)", self.agent_seconds * f64::from(self.agent_memory_mb) / 1024.0, self.agent_memory_mb);
-        println!("ESM receives / deletes  {} / {}", load(&self.esm.receives), load(&self.esm.deletes));
+        println!(
+            "agent GB-seconds        {:.1} ({} MB)",
+            self.agent_seconds * f64::from(self.agent_memory_mb) / 1024.0,
+            self.agent_memory_mb
+        );
+        println!(
+            "ESM receives / deletes  {} / {}",
+            load(&self.esm.receives),
+            load(&self.esm.deletes)
+        );
         for (op, n) in self.proxy.calls() {
             println!("  {op:<44} {n}");
         }
         println!("---- promises");
-        let duplicate_rate = if kills == 0 { 0.0 } else { f.duplicate_replies as f64 / kills as f64 };
+        let duplicate_rate = if kills == 0 {
+            0.0
+        } else {
+            f.duplicate_replies as f64 / kills as f64
+        };
         println!("duplicate effects       {}", f.duplicate_effects);
         println!("lost messages           {}", f.lost.len());
         println!("out-of-order replies    {}", f.out_of_order);
         println!("dead-lettered           {}", self.dead_letters);
         println!("left in the queue       {}", self.left_in_queue);
-        println!("duplicate replies       {} ({duplicate_rate:.2} per kill)", f.duplicate_replies);
+        println!(
+            "duplicate replies       {} ({duplicate_rate:.2} per kill)",
+            f.duplicate_replies
+        );
         println!("other sends             {}", f.other_sends.len());
         for lost in f.lost.iter().take(10) {
             println!("  lost: {lost}");
@@ -425,7 +495,10 @@ impl Report<'_> {
             && self.dead_letters == 0
             && self.left_in_queue == 0
             && f.duplicate_replies as u64 <= kills;
-        println!("result                  {}", if ok { "PASS" } else { "FAIL" });
+        println!(
+            "result                  {}",
+            if ok { "PASS" } else { "FAIL" }
+        );
         ok
     }
 }

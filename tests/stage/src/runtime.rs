@@ -431,7 +431,10 @@ async fn next_invocation(State(slot): State<Arc<Slot>>) -> Response {
     let mut headers = HeaderMap::new();
     let pairs = [
         ("lambda-runtime-aws-request-id", pending.id.clone()),
-        ("lambda-runtime-deadline-ms", pending.deadline_ms.to_string()),
+        (
+            "lambda-runtime-deadline-ms",
+            pending.deadline_ms.to_string(),
+        ),
         ("lambda-runtime-invoked-function-arn", pending.arn.clone()),
         (
             "lambda-runtime-trace-id",
@@ -477,4 +480,40 @@ async fn invocation_error(
 async fn init_error(State(slot): State<Arc<Slot>>, body: Bytes) -> StatusCode {
     *lock(&slot.init_error) = Some(String::from_utf8_lossy(&body).into_owned());
     StatusCode::ACCEPTED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(binary: &str) -> FunctionSpec {
+        FunctionSpec {
+            name: "agent",
+            binary: PathBuf::from(binary),
+            timeout: Duration::from_secs(5),
+            memory_mb: 128,
+            env: Vec::new(),
+            log: std::env::temp_dir()
+                .join(format!("stage-runtime-test-{}.log", std::process::id())),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_missing_binary_is_named() {
+        match Instance::start(Arc::new(spec("/nonexistent/stage/agent")), 0).await {
+            Err(e) => assert!(
+                e.0.starts_with("agent: cannot start /nonexistent/stage/agent"),
+                "{e}"
+            ),
+            Ok(_) => panic!("a missing binary started"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_process_that_exits_at_start_up_is_named() {
+        match Instance::start(Arc::new(spec("/bin/false")), 0).await {
+            Err(e) => assert!(e.0.starts_with("agent: exited during start-up"), "{e}"),
+            Ok(_) => panic!("a process that exits counted as started"),
+        }
+    }
 }

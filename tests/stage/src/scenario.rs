@@ -120,7 +120,8 @@ async fn person(
     telegram: Arc<FakeTelegram>,
     stats: Arc<PeopleStats>,
 ) -> Vec<Message> {
-    let mut rng = StdRng::seed_from_u64(params.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng =
+        StdRng::seed_from_u64(params.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let chat = chat_of(i);
     let mut duplicates = JoinSet::new();
     let mut sent = Vec::new();

@@ -89,7 +89,10 @@ pub struct Resources {
 }
 
 /// Creates the table and both queues as the template defines them.
-pub async fn resources(sdk: &aws_config::SdkConfig, template: &Template) -> anyhow::Result<Resources> {
+pub async fn resources(
+    sdk: &aws_config::SdkConfig,
+    template: &Template,
+) -> anyhow::Result<Resources> {
     let table_name = "stage-table".to_owned();
     let dynamo = aws_sdk_dynamodb::Client::new(sdk);
     steward_store::create_table(&dynamo, &table_name)
