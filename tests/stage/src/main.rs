@@ -281,7 +281,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     };
     let people = Arc::new(scenario::PeopleStats::default());
     let started = Instant::now();
-    let sent = scenario::run(&params, api.clone(), telegram.clone(), people.clone()).await;
+    let sent = scenario::run(&params, api.clone(), telegram.clone(), people.clone()).await?;
     let conversed = started.elapsed();
 
     // Let every duplicate and redelivery play out: the queue must drain on its own.

@@ -91,13 +91,14 @@ pub fn chat_of(i: usize) -> i64 {
 }
 
 /// Runs every conversation; returns the messages sent (in order per conversation) once every
-/// person has their replies (or gave up) and every duplicate has been delivered.
+/// person has their replies (or gave up) and every duplicate has been delivered. A person's task
+/// that fails is an error: its messages would otherwise go uncounted.
 pub async fn run(
     params: &Params,
     api: Arc<Api>,
     telegram: Arc<FakeTelegram>,
     stats: Arc<PeopleStats>,
-) -> Vec<Message> {
+) -> anyhow::Result<Vec<Message>> {
     let mut people = JoinSet::new();
     for i in 0..params.conversations {
         let (params, api, telegram, stats) =
@@ -106,11 +107,9 @@ pub async fn run(
     }
     let mut all = Vec::new();
     while let Some(done) = people.join_next().await {
-        if let Ok(messages) = done {
-            all.extend(messages);
-        }
+        all.extend(done.map_err(|e| anyhow::anyhow!("a conversation's task failed: {e}"))?);
     }
-    all
+    Ok(all)
 }
 
 async fn person(
