@@ -38,7 +38,7 @@ cargo test --workspace --locked
 # throttles. Fails on any duplicate effect, lost message or out-of-order reply (README, "The
 # deployed shape, locally"). The stage starts its own moto (a 5 s SQS deduplication window).
 cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage
-"$CARGO_TARGET_DIR/debug/steward-stage" --conversations 12 --turns 4 --kill-rate 0.1
+"$CARGO_TARGET_DIR/debug/steward-stage" --conversations 10 --turns 3 --kill-rate 0.1
 
 # MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
 # the official Python SDK client, each against a loopback server with Steward's tool set.
