@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: module cycles, formatting, lints, every test (the
 # DynamoDB and SQS halves against a local moto emulator, installed and started here, never
-# skipped), then the MCP conformance suite, the Python MCP client, the browser tests and the
-# deployment checks.
+# skipped), the deployed shape on the local Lambda stage, then the MCP conformance suite, the
+# Python MCP client, the browser tests and the deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +39,13 @@ export STEWARD_REQUIRE_EMULATOR=1
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+# The deployed shape (tests/stage): the four function binaries as Lambda functions on moto, fed
+# by an event-source-mapping poller, under duplicate webhooks, double texts, agent kills and
+# throttles. Fails on any duplicate effect, lost message or out-of-order reply (README, "The
+# deployed shape, locally"). The stage starts its own moto (a 5 s SQS deduplication window).
+cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage
+"$CARGO_TARGET_DIR/debug/steward-stage" --conversations 10 --turns 3 --kill-rate 0.1
 
 # MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
 # the official Python SDK client, each against a loopback server with Steward's tool set.
