@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 forbidden_in_tree=(
   "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken"
   "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken"
-  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime aws-sdk-sqs jsonwebtoken"
+  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime jsonwebtoken"
   "steward-fn-web:rusqlite libsqlite3-sys rmcp aws-sdk-bedrockruntime"
 )
 

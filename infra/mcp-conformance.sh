@@ -11,6 +11,7 @@
 #                                                         must be built with `--features
 #                                                         mcp-conformance`, else it refuses)
 #     STEWARD_MCP_CALLS_PER_MINUTE=1000000               (the suite makes hundreds of calls a minute)
+#   (the request-state key is random per process unless STEWARD_MCP_STATE_KEY is set)
 #   e.g. `steward serve` on 127.0.0.1 with those variables; MCP_URL = http://127.0.0.1:8080/mcp.
 # No MCP_URL: builds `steward` with the `mcp-conformance` feature (infra/serve.sh), creates an account on a fresh store and runs `steward serve` on a
 #   free loopback port with the settings above (Steward's real events tools), stopping it at the end.
@@ -57,17 +58,32 @@ SCENARIOS_2026_07_28=(
   http-custom-header-server-validation  # headers: Mcp-Param-* (x-mcp-header) and Base64 values
   caching                        # ttlMs/cacheScope on tools/list (prompt/resource checks: see baseline)
   dns-rebinding-protection
+  # Multi round-trip requests (SEP-2322), the form Steward's held calls take for clients that
+  # can elicit; exercised on the fixture tools test_input_required_result_* (and the one
+  # fixture prompt), whose states are sealed with the server's request-state key.
+  input-required-result-basic-elicitation
+  input-required-result-request-state
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-non-tool-request
+  input-required-result-result-type
+  input-required-result-unsupported-methods
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
 )
 # Not run, because they test what Steward does not offer (it serves tools only, answers each
-# request with one JSON response, and never asks the client for anything):
+# request with one JSON response, and asks the client only for the person's confirmation):
 #   resources-*, prompts-*, completion-complete, sep-2164-resource-not-found: no resources or
 #     prompts (so nothing to complete).
 #   logging-set-level, tools-call-with-logging: no logging capability; no log messages to clients.
 #   tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
 #     elicitation-sep1330-enums (2025-11-25): a server-to-client request answered within a session;
-#     a stateless server has no session, and Steward's tools never need client input.
-#   input-required-result-* (2026-07-28): the stateless form of the same (multi round-trip
-#     requests); same reason.
+#     a stateless server has no session (held calls ask in-protocol only on 2026-07-28, above).
+#   input-required-result-basic-sampling, input-required-result-basic-list-roots (2026-07-28):
+#     Steward never asks a client's model for a completion or the client for its roots.
 #   server-sse-polling, server-sse-multiple-streams: SSE streams and resumption; responses here are
 #     single JSON bodies, with no event store.
 #   tasks-* (extension): long-running tasks; every tool call completes within its request.

@@ -235,10 +235,15 @@ class TemplateTest(unittest.TestCase):
         rule = self.t["Rules"]["BedrockNeedsAModelId"]
         self.assertEqual(rule["RuleCondition"], {"Fn::Equals": [{"Ref": "ModelProvider"}, "bedrock"]})
 
-    def test_mcp_gets_the_table_only(self):
+    def test_mcp_gets_the_table_the_queue_and_its_state_key(self):
         p = self.policy("McpFunction")
-        self.assertEqual(set(p), {"Table"})
+        self.assertEqual(set(p), {"Table", "EnqueueTurns", "ReadOwnSecrets", "DecryptOwnSecrets"})
         self.assert_table(p["Table"])
+        self.assertEqual(as_list(p["EnqueueTurns"]["Action"]), ["sqs:SendMessage"])
+        self.assertEqual(p["EnqueueTurns"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
+        self.assert_secret_statements(p, {"McpStateKeyParam"})
+        env = self.fn("McpFunction")["Environment"]["Variables"]
+        self.assertEqual(env["STEWARD_QUEUE_URL"], {"Ref": "TurnQueue"}, "held calls' chat notices")
 
     def test_web_gets_the_table_the_queue_and_its_secret(self):
         p = self.policy("WebFunction")

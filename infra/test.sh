@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, the layering check, lints, every test (the DynamoDB and SQS
-# halves against a local moto emulator, installed and started here, never skipped), then the
-# MCP conformance suite, the Python MCP client, the browser tests and the deployment checks.
+# The whole test suite, as CI runs it: module cycles, formatting, the layering check, lints,
+# every test (the DynamoDB and SQS halves against a local moto emulator, installed and started
+# here, never skipped), the deployed shape on the local Lambda stage, then the MCP conformance suite, the
+# Python MCP client, the browser tests and the deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# No module cycles inside any crate (reads the source only, under a second): the checker on its
+# own fixtures first, then every workspace crate against the short list of cycles that a change
+# under way removes (infra/module-cycles.allow).
+python3 infra/module-cycles.py --self-test
+python3 infra/module-cycles.py --allow infra/module-cycles.allow
 
 # Build cache outside the clone, so reruns and fresh clones reuse compiled dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/steward/target}"
@@ -34,6 +41,13 @@ cargo fmt --all --check
 infra/layers.sh
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+# The deployed shape (tests/stage): the four function binaries as Lambda functions on moto, fed
+# by an event-source-mapping poller, under duplicate webhooks, double texts, agent kills and
+# throttles. Fails on any duplicate effect, lost message or out-of-order reply (README, "The
+# deployed shape, locally"). The stage starts its own moto (a 5 s SQS deduplication window).
+cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage
+"$CARGO_TARGET_DIR/debug/steward-stage" --conversations 10 --turns 3 --kill-rate 0.1
 
 # MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
 # the official Python SDK client, each against a loopback server with Steward's tool set.

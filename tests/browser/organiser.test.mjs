@@ -224,6 +224,11 @@ test('undo the newest action from the activity page', async () => {
   await shot(page, '06-activity');
   await checkA11y(page, 'activity');
   await page.getByRole('button', { name: 'Undo' }).click();
+  // The newest request published the event: undoing it changes the public page, so it asks.
+  await page.getByRole('heading', { name: 'Please confirm' }).waitFor();
+  await page.getByText(/which changes the event/).first().waitFor();
+  await checkA11y(page, 'undo confirmation');
+  await page.getByRole('button', { name: 'Yes, undo it' }).click();
   await page.waitForURL(/\/app\/activity/);
   await page.getByText(/Undid/).first().waitFor();
   await checkA11y(page, 'activity after undo');

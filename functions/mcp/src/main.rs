@@ -5,23 +5,35 @@
 //! domain, e.g. `*.execute-api.eu-west-1.amazonaws.com`), optionally
 //! `STEWARD_MCP_CALLS_PER_MINUTE` and `STEWARD_PUBLIC_URL`. Behind an API Gateway stage other
 //! than `$default`, set `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH=true` (read by `lambda_http` on
-//! each request) so the route sees `/mcp` without the stage prefix. The test-only
-//! `STEWARD_MCP_INSECURE_DEV_USER` is never read here.
+//! each request) so the route sees `/mcp` without the stage prefix. `STEWARD_QUEUE_URL` (the
+//! turn queue) carries held calls' notices to the agent, which sends them to the person's
+//! linked chats; the secret `STEWARD_MCP_STATE_KEY` (`_PARAM`: an SSM SecureString) seals
+//! in-protocol confirmation states. The test-only `STEWARD_MCP_INSECURE_DEV_USER` is never
+//! read here.
 
 use std::sync::Arc;
 
 use anyhow::Context;
-use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_TABLE, Settings};
+use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_events::EventsConfig;
-use steward_mcp::{self as mcp, McpConfig};
-use steward_store::{DynamoTable, SystemClock};
+use steward_mcp::{self as mcp, ENV_MCP_STATE_KEY, McpConfig};
+use steward_store::{DynamoTable, SqsQueue, SystemClock};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     let sdk = aws_config::load_from_env().await;
-    let settings = Settings::load(&sdk, &[]).await?;
-    let mcp_config = McpConfig::from_lookup(settings.lookup())?;
+    let settings = Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await?;
+    let mut mcp_config = McpConfig::from_lookup(settings.lookup())?;
+    match settings.get(ENV_QUEUE_URL) {
+        Some(url) => {
+            let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), url);
+            mcp_config = mcp_config.with_notices(Arc::new(queue));
+        }
+        None => tracing::warn!(
+            "{ENV_QUEUE_URL} is not set: held MCP calls are not announced in linked chats"
+        ),
+    }
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
         settings.require(ENV_TABLE)?,

@@ -23,7 +23,7 @@ use crate::keys;
 use crate::limits::{
     ANSWER_CHARS_MAX, ANSWER_QUESTION_CHARS_MAX, ANSWERS_MAX, ATTENDEES_LISTED_MAX,
 };
-use crate::planned::{Planned, Updated};
+use crate::planned::{Changed, Field, Planned, Record, Updated};
 use crate::store;
 use crate::text::{PersonName, clean};
 use crate::when;
@@ -93,6 +93,25 @@ impl Answers {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// A field of an [`Attendee`] that an update changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AttendeeField {
+    /// Registered or withdrawn.
+    Status,
+}
+
+impl Field for AttendeeField {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Status => "status",
+        }
+    }
+}
+
+impl Record for Attendee {
+    type Field = AttendeeField;
 }
 
 /// A person registered (or once registered) for an event.
@@ -322,13 +341,7 @@ pub async fn withdraw(
     let (event, _) = events::load_changeable(ctx, event).await?;
     let (old, item) = load_attendee(ctx, &event, id).await?;
     if old.status == AttendeeStatus::Withdrawn {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed: Vec::new(),
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     let mut new = old.clone();
     new.status = AttendeeStatus::Withdrawn;
@@ -359,7 +372,7 @@ pub async fn withdraw(
         tx,
         Updated {
             record: new,
-            changed: vec!["status"],
+            changed: Changed::from_iter([AttendeeField::Status]),
         },
     ))
 }

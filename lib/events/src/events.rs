@@ -23,7 +23,8 @@ use crate::keys;
 use crate::limits::{
     CAPACITY_MAX, EVENTS_LISTED_MAX, SLUG_RESERVED_SECS, SLUG_SUFFIX_TRIES_MAX, TRACKS_MAX,
 };
-use crate::planned::{Planned, Updated};
+use crate::planned::{Changed, Field, Planned, Record, Updated};
+use crate::rules;
 use crate::slug::Slug;
 use crate::store;
 use crate::text::{Description, EventName, TrackName, Venue};
@@ -375,8 +376,63 @@ fn check_event(event: &Event) -> Result<(), ServiceError> {
     Ok(())
 }
 
+/// A field of an [`Event`] that an update changes, in the order summaries name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventField {
+    /// The name.
+    Name,
+    /// The days.
+    Dates,
+    /// The start or end time.
+    Times,
+    /// The time zone.
+    TimeZone,
+    /// The venue.
+    Venue,
+    /// The description.
+    Description,
+    /// The capacity.
+    Capacity,
+    /// The tracks.
+    Tracks,
+    /// The public address (slug).
+    PublicAddress,
+    /// Draft, published or cancelled.
+    Status,
+    /// Registration was switched on.
+    RegistrationOpened,
+    /// Registration was switched off.
+    RegistrationClosed,
+    /// When registration closes.
+    RegistrationClosingTime,
+}
+
+impl Field for EventField {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Dates => "dates",
+            Self::Times => "times",
+            Self::TimeZone => "time zone",
+            Self::Venue => "venue",
+            Self::Description => "description",
+            Self::Capacity => "capacity",
+            Self::Tracks => "tracks",
+            Self::PublicAddress => "public address",
+            Self::Status => "status",
+            Self::RegistrationOpened => "opened",
+            Self::RegistrationClosed => "closed",
+            Self::RegistrationClosingTime => "closing time",
+        }
+    }
+}
+
+impl Record for Event {
+    type Field = EventField;
+}
+
 /// Checks a capacity: 1 to [`CAPACITY_MAX`].
-pub(crate) fn check_capacity(field: &str, capacity: u32) -> Result<(), ServiceError> {
+pub fn check_capacity(field: &str, capacity: u32) -> Result<(), ServiceError> {
     if capacity == 0 || capacity > CAPACITY_MAX {
         return Err(ServiceError::invalid(
             field,
@@ -568,45 +624,31 @@ pub async fn update_event(
     }
     let (old, item) = load_changeable(ctx, id).await?;
     let mut new = old.clone();
-    let mut changed = Vec::new();
+    let mut changed = Changed::new();
     let mut tx = Audited::new(ctx);
-    macro_rules! set {
-        ($field:ident, $value:expr, $word:literal) => {
-            if let Some(v) = $value {
-                if new.$field != v {
-                    new.$field = v;
-                    if !changed.contains(&$word) {
-                        changed.push($word);
-                    }
-                }
-            }
-        };
-    }
-    set!(name, changes.name, "name");
-    set!(dates, changes.dates, "dates");
-    set!(start_time, changes.start_time, "times");
-    set!(end_time, changes.end_time, "times");
-    set!(time_zone, changes.time_zone, "time zone");
-    set!(venue, changes.venue, "venue");
-    set!(description, changes.description, "description");
-    set!(capacity, changes.capacity, "capacity");
-    set!(tracks, changes.tracks, "tracks");
-    set!(slug, changes.slug, "public address");
+    changed.set(EventField::Name, &mut new.name, changes.name);
+    changed.set(EventField::Dates, &mut new.dates, changes.dates);
+    changed.set(EventField::Times, &mut new.start_time, changes.start_time);
+    changed.set(EventField::Times, &mut new.end_time, changes.end_time);
+    changed.set(EventField::TimeZone, &mut new.time_zone, changes.time_zone);
+    changed.set(EventField::Venue, &mut new.venue, changes.venue);
+    changed.set(
+        EventField::Description,
+        &mut new.description,
+        changes.description,
+    );
+    changed.set(EventField::Capacity, &mut new.capacity, changes.capacity);
+    changed.set(EventField::Tracks, &mut new.tracks, changes.tracks);
+    changed.set(EventField::PublicAddress, &mut new.slug, changes.slug);
     if changed.is_empty() {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed,
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     check_event(&new)?;
-    if changed.contains(&"dates") || changed.contains(&"time zone") {
+    if changed.contains(EventField::Dates) || changed.contains(EventField::TimeZone) {
         new.dates
             .require_not_before(today(ctx, &new.time_zone)?, new.time_zone.as_str())?;
     }
-    if changed.contains(&"capacity")
+    if changed.contains(EventField::Capacity)
         && let Some(cap) = new.capacity
     {
         let counter = load_counter(ctx, id).await?;
@@ -625,23 +667,10 @@ pub async fn update_event(
             tx = tx.require_unchanged(counter_item);
         }
     }
-    if changed.contains(&"tracks") {
-        let sessions = crate::sessions::list_sessions(ctx, id).await?;
-        for s in &sessions {
-            if let Some(track) = &s.track
-                && new.track(track.as_str()).is_none()
-            {
-                return Err(ServiceError::invalid(
-                    "tracks",
-                    format!(
-                        "the session \"{}\" is in the track \"{track}\"; move it to another track first",
-                        s.title
-                    ),
-                ));
-            }
-        }
+    if changed.contains(EventField::Tracks) {
+        rules::tracks_in_use_kept(ctx, id, |track| new.track(track).is_some()).await?;
     }
-    if changed.contains(&"public address") {
+    if changed.contains(EventField::PublicAddress) {
         let reservation = ensure_slug_free(ctx, &new.slug).await?;
         let old_key = keys::slug(&old.slug)?;
         let Some(old_row) = ctx.get(&old_key).await? else {
@@ -657,7 +686,7 @@ pub async fn update_event(
     let tx = tx
         .label(format!(
             "Change the {} of {}",
-            crate::planned::join_words(&changed),
+            changed.phrase(),
             old.quoted()
         ))
         .replace(&item, &new);
@@ -679,13 +708,7 @@ fn change_status(
     label: String,
 ) -> Planned<Updated<Event>> {
     if old.status == status {
-        return Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed: Vec::new(),
-            },
-        );
+        return Planned::unchanged(ctx, Updated::unchanged(old));
     }
     let mut new = old;
     new.status = status;
@@ -694,7 +717,7 @@ fn change_status(
         tx,
         Updated {
             record: new,
-            changed: vec!["status"],
+            changed: Changed::from_iter([EventField::Status]),
         },
     )
 }
@@ -741,13 +764,7 @@ pub async fn reopen_event(
 ) -> Result<Planned<Updated<Event>>, ServiceError> {
     let (old, item) = load_event(ctx, id).await?;
     if old.status != EventStatus::Cancelled {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed: Vec::new(),
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     let label = format!("Reopen {}", old.quoted());
     Ok(change_status(ctx, old, &item, EventStatus::Draft, label))
@@ -769,27 +786,24 @@ pub async fn set_registration(
     }
     let (old, item) = load_changeable(ctx, id).await?;
     let mut new = old.clone();
-    let mut changed = Vec::new();
+    let mut changed = Changed::new();
     if let Some(open) = open
         && open != old.registration.open
     {
         new.registration.open = open;
-        changed.push(if open { "opened" } else { "closed" });
+        changed.insert(if open {
+            EventField::RegistrationOpened
+        } else {
+            EventField::RegistrationClosed
+        });
     }
-    if let Some(closes_at) = closes_at
-        && closes_at != old.registration.closes_at
-    {
-        new.registration.closes_at = closes_at;
-        changed.push("closing time");
-    }
+    changed.set(
+        EventField::RegistrationClosingTime,
+        &mut new.registration.closes_at,
+        closes_at,
+    );
     if changed.is_empty() {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed,
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     let tx = Audited::new(ctx)
         .label(format!("Change registration of {}", old.quoted()))

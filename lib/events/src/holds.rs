@@ -7,24 +7,27 @@
 //! What is held (ARCHITECTURE.md has the table): deleting an event (drafts too), and on a
 //! published event everything other people see — publish, cancel, reopen, withdrawing an
 //! attendee, its name, description, dates, times, time zone, venue, capacity, tracks and
-//! public address, registration, rooms and sessions, a rebuilt timetable. Drafts are otherwise
-//! not held. Names in a description come from the stored records; only the new values of an
+//! public address, registration, rooms and sessions, a rebuilt timetable — and an undo whose
+//! request touched an event with a public page (the undo is a change other people see too).
+//! Drafts are otherwise not held. Names in a description come from the stored records; only the new values of an
 //! update come from the input, since they are what is being confirmed. Ids that do not name
 //! a record give `None`: the tool itself then reports "not found" and changes nothing.
 
-use steward_harness::{Ctx, ServiceError};
+use serde_json::Value;
+use steward_harness::{Ctx, ServiceError, prepare_undo};
 
 use crate::attendees::{self, AttendeeStatus};
 use crate::events::{self, Event, EventStatus};
 use crate::ids::{AttendeeId, EventId, RoomId, SessionId};
-use crate::planned::join_words;
-use crate::rooms;
-use crate::sessions;
-use crate::tools::{
-    AddRoomInput, AddSessionInput, EventRefInput, RoomRefInput, SessionRefInput,
+use crate::inputs::{
+    AddRoomInput, AddSessionInput, EventRefInput, NoInput, RoomRefInput, SessionRefInput,
     SetRegistrationInput, UpdateEventInput, UpdateRoomInput, UpdateSessionInput,
     WithdrawAttendeeInput,
 };
+use crate::keys::{EVENT_SK_PREFIX, RecordKind};
+use crate::planned::join_words;
+use crate::rooms;
+use crate::sessions;
 use crate::when;
 
 /// What a decision returns.
@@ -253,11 +256,17 @@ pub async fn registration(ctx: Ctx, input: SetRegistrationInput) -> Hold {
         Some(false) if event.registration.open => parts.push("close registration".to_owned()),
         _ => {}
     }
-    if let Some(closes) = input.closes_at.as_deref() {
-        parts.push(if closes.trim().is_empty() {
-            "remove the registration deadline".to_owned()
-        } else {
-            format!("set the registration deadline to {}", closes.trim())
+    // A deadline that does not parse is refused by the tool itself; one equal to the stored
+    // deadline changes nothing.
+    if let Ok(Some(closes)) = when::clearable_datetime("closes_at", input.closes_at.as_deref())
+        && closes != event.registration.closes_at
+    {
+        parts.push(match closes {
+            None => "remove the registration deadline".to_owned(),
+            Some(at) => format!(
+                "set the registration deadline to {}",
+                when::fmt_datetime(at)
+            ),
         });
     }
     if parts.is_empty() {
@@ -368,6 +377,76 @@ pub async fn rebuild(ctx: Ctx, input: EventRefInput) -> Hold {
     Ok(Some(format!(
         "Rebuild the timetable of {} — sessions may move to other times or rooms",
         on_page(&event)
+    )))
+}
+
+/// Whether an event in `status` has a page other people see (a cancelled event's page says
+/// so).
+fn is_public(status: EventStatus) -> bool {
+    matches!(status, EventStatus::Published | EventStatus::Cancelled)
+}
+
+/// The event id inside a domain record's sort key (`EVENT#e_…[#…]`).
+fn event_in_key(sk: &str) -> Option<&str> {
+    sk.strip_prefix(EVENT_SK_PREFIX)?.split('#').next()
+}
+
+/// `undo_last_action`: held when the request it would revert touched an event with a public
+/// page — published or cancelled now, or again after the undo (an undone cancel or delete).
+/// Nothing to undo, or a request that cannot be undone, is not held: the tool says why and
+/// changes nothing. The description names the request, so a confirmation given for one undo
+/// never reverts another request.
+pub async fn undo(ctx: Ctx, _input: NoInput) -> Hold {
+    let prepared = match prepare_undo(&ctx).await {
+        Ok(prepared) => prepared,
+        Err(ServiceError::CannotUndo { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let summary = prepared.summary();
+    let mut shown: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for change in &summary.changes {
+        let Some(text) = event_in_key(&change.sk) else {
+            continue;
+        };
+        if seen.contains(&text) {
+            continue;
+        }
+        seen.push(text);
+        let now = event_of(&ctx, text).await?;
+        // The event as the undo would leave it, when the request changed the event itself.
+        let after: Option<Event> = (RecordKind::of(&change.pk, &change.sk)
+            == Some(RecordKind::Event))
+        .then(|| change.restored.clone())
+        .flatten()
+        .and_then(|v: Value| serde_json::from_value(v).ok());
+        let public = now.as_ref().is_some_and(|e| is_public(e.status))
+            || after.as_ref().is_some_and(|e| is_public(e.status));
+        if public && let Some(event) = now.or(after) {
+            shown.push(format!(
+                "{} ({}), whose public page {} people can see",
+                event.quoted(),
+                event.status.as_str(),
+                event.slug.path()
+            ));
+        }
+    }
+    if shown.is_empty() {
+        return Ok(None);
+    }
+    let what = match summary.labels.as_slice() {
+        [] => "your last change".to_owned(),
+        labels => labels
+            .iter()
+            .map(|l| format!("\"{l}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let n = summary.changes.len();
+    Ok(Some(format!(
+        "Undo your last request — {what}, {n} record{} — which changes the event {}",
+        if n == 1 { "" } else { "s" },
+        join_words(&shown)
     )))
 }
 

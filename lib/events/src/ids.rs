@@ -125,7 +125,7 @@ mod tests {
         assert!(EventId::parse("e_short").is_err());
         let err = EventId::parse("spring open").unwrap_err();
         assert!(
-            err.to_string()
+            err.for_model()
                 .starts_with("Event with id \"spring open\" was not found."),
             "{err}"
         );

@@ -9,9 +9,12 @@
 //! * [`events`], [`rooms`], [`people`], [`sessions`], [`program`], [`attendees`],
 //!   [`schedule`]: the records and the service functions over them (used by the tools and by
 //!   the web UI alike); [`overview`]: one event at a glance; [`views`]: the compact JSON the
-//!   model sees.
+//!   model sees. Below them `rules` (cross-record invariants) and `session_record` (the
+//!   session record and its reads), so the record modules never depend on one another in a
+//!   circle.
 //! * [`registration`]: the public page and public registration by slug (actor `Public`).
-//! * [`tools`]: the tool set, [`tools::registry`], in one fixed order.
+//! * [`inputs`]: the typed input of each tool (below [`tools`] and [`holds`], which both take
+//!   it); [`tools`]: the tool set, [`tools::registry`], in one fixed order.
 //! * [`holds`]: which calls of each capability wait for the person's confirmation.
 //! * [`context`], [`prompt`]: what the chat runtime plugs into the harness; [`wiring`]:
 //!   [`domain`], all of it as the harness's `Domain`.
@@ -25,6 +28,7 @@ pub mod email;
 pub mod events;
 pub mod holds;
 pub mod ids;
+pub mod inputs;
 pub mod keys;
 pub mod limits;
 pub mod overview;
@@ -34,7 +38,9 @@ pub mod program;
 pub mod prompt;
 pub mod registration;
 pub mod rooms;
+mod rules;
 pub mod schedule;
+mod session_record;
 pub mod sessions;
 pub mod slug;
 mod store;

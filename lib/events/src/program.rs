@@ -11,7 +11,7 @@ use crate::events::{self, Event};
 use crate::ids::EventId;
 use crate::keys;
 use crate::limits::BREAK_MINUTES_MAX;
-use crate::planned::{Planned, Updated};
+use crate::planned::{Changed, Field, Planned, Record, Updated};
 use crate::store;
 use crate::when::{self, minutes_of};
 
@@ -36,6 +36,34 @@ impl LunchRule {
             when::fmt_time(self.latest_end)
         )
     }
+}
+
+/// A setting of the [`Program`] that an update changes, in the order summaries name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ProgramField {
+    /// When sessions may start or must end each day.
+    SessionHours,
+    /// The lunch break.
+    Lunch,
+    /// The minutes between two sessions in one room.
+    Changeover,
+    /// The minutes a speaker rests between two talks.
+    SpeakerRest,
+}
+
+impl Field for ProgramField {
+    fn label(self) -> &'static str {
+        match self {
+            Self::SessionHours => "session hours",
+            Self::Lunch => "lunch",
+            Self::Changeover => "changeover",
+            Self::SpeakerRest => "speaker rest",
+        }
+    }
+}
+
+impl Record for Program {
+    type Field = ProgramField;
 }
 
 /// An event's program settings.
@@ -157,47 +185,30 @@ pub async fn set_program(
     let stored = store::load_opt::<Program>(ctx, &keys::program(ctx, &event.id)).await?;
     let old = stored.as_ref().map(|(p, _)| *p).unwrap_or_default();
     let mut new = old;
-    let mut changed = Vec::new();
-    if let Some(v) = changes.day_start
-        && v != old.day_start
-    {
-        new.day_start = v;
-        changed.push("session hours");
-    }
-    if let Some(v) = changes.day_end
-        && v != old.day_end
-    {
-        new.day_end = v;
-        if !changed.contains(&"session hours") {
-            changed.push("session hours");
-        }
-    }
-    if let Some(v) = changes.lunch
-        && v != old.lunch
-    {
-        new.lunch = v;
-        changed.push("lunch");
-    }
-    if let Some(v) = changes.changeover_minutes
-        && v != old.changeover_minutes
-    {
-        new.changeover_minutes = v;
-        changed.push("changeover");
-    }
-    if let Some(v) = changes.speaker_rest_minutes
-        && v != old.speaker_rest_minutes
-    {
-        new.speaker_rest_minutes = v;
-        changed.push("speaker rest");
-    }
+    let mut changed = Changed::new();
+    changed.set(
+        ProgramField::SessionHours,
+        &mut new.day_start,
+        changes.day_start,
+    );
+    changed.set(
+        ProgramField::SessionHours,
+        &mut new.day_end,
+        changes.day_end,
+    );
+    changed.set(ProgramField::Lunch, &mut new.lunch, changes.lunch);
+    changed.set(
+        ProgramField::Changeover,
+        &mut new.changeover_minutes,
+        changes.changeover_minutes,
+    );
+    changed.set(
+        ProgramField::SpeakerRest,
+        &mut new.speaker_rest_minutes,
+        changes.speaker_rest_minutes,
+    );
     if changed.is_empty() {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed,
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     check_program(&event, &new)?;
     let tx = Audited::new(ctx)

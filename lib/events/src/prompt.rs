@@ -30,7 +30,7 @@ pub const DOMAIN_PROMPT: &str = "\
 - To take someone off, use withdraw_attendee; undo never reverts public registrations.
 
 # What waits for confirmation
-- Deleting an event, and on a published event anything other people see: publishing, cancelling, reopening, withdrawing someone, its details, registration, rooms, sessions and a rebuilt timetable. Changes to a draft are not held.
+- Deleting an event, and on a published event anything other people see: publishing, cancelling, reopening, withdrawing someone, its details, registration, rooms, sessions, a rebuilt timetable, and an undo that would change such an event. Changes to a draft are not held.
 ";
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use crate::ids::AttendeeId;
 use crate::keys;
 use crate::limits::REGISTRATION_RETRIES_MAX;
 use crate::schedule;
+pub use crate::schedule::PublicSlot;
 use crate::slug::Slug;
 use crate::text::{Description, PersonName, Venue};
 use crate::when;
@@ -44,25 +45,6 @@ pub enum RegistrationState {
     Full,
     /// The event is cancelled.
     Cancelled,
-}
-
-/// One session on the public timetable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PublicSlot {
-    /// Day.
-    pub date: Date,
-    /// Start (local).
-    pub start: Time,
-    /// End (local).
-    pub end: Time,
-    /// Room name.
-    pub room: String,
-    /// Session title.
-    pub title: String,
-    /// Speaker names.
-    pub speakers: Vec<String>,
-    /// Track name.
-    pub track: Option<String>,
 }
 
 /// What the public page of an event shows. Only published and cancelled events have one.

@@ -11,7 +11,8 @@ use crate::events::{self, Event, check_capacity};
 use crate::ids::{EventId, RoomId};
 use crate::keys;
 use crate::limits::ROOMS_MAX;
-use crate::planned::{Planned, Updated};
+use crate::planned::{Changed, Field, Planned, Record, Updated};
+use crate::rules;
 use crate::store;
 use crate::text::RoomName;
 use crate::when;
@@ -38,6 +39,31 @@ impl Room {
     pub fn quoted(&self) -> String {
         format!("\"{}\"", self.name)
     }
+}
+
+/// A field of a [`Room`] that an update changes, in the order summaries name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RoomField {
+    /// The name.
+    Name,
+    /// The seats.
+    Capacity,
+    /// The hours it can be used ("from" or "until").
+    Hours,
+}
+
+impl Field for RoomField {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Capacity => "capacity",
+            Self::Hours => "hours",
+        }
+    }
+}
+
+impl Record for Room {
+    type Field = RoomField;
 }
 
 /// A new room, checked.
@@ -190,57 +216,31 @@ pub async fn update_room(
     let (event, _) = events::load_changeable(ctx, event).await?;
     let (old, item) = load_room(ctx, &event, id).await?;
     let mut new = old.clone();
-    let mut changed = Vec::new();
+    let mut changed = Changed::new();
     if let Some(name) = changes.name
         && name != old.name
     {
         ensure_unique_name(&event, &rooms_of(ctx, &event.id).await?, &name, Some(id))?;
         new.name = name;
-        changed.push("name");
+        changed.insert(RoomField::Name);
     }
-    if let Some(c) = changes.capacity
-        && c != old.capacity
-    {
-        new.capacity = c;
-        changed.push("capacity");
-    }
-    if let Some(f) = changes.available_from
-        && f != old.available_from
-    {
-        new.available_from = f;
-        changed.push("hours");
-    }
-    if let Some(u) = changes.available_until
-        && u != old.available_until
-    {
-        new.available_until = u;
-        if !changed.contains(&"hours") {
-            changed.push("hours");
-        }
-    }
+    changed.set(RoomField::Capacity, &mut new.capacity, changes.capacity);
+    changed.set(
+        RoomField::Hours,
+        &mut new.available_from,
+        changes.available_from,
+    );
+    changed.set(
+        RoomField::Hours,
+        &mut new.available_until,
+        changes.available_until,
+    );
     if changed.is_empty() {
-        return Ok(Planned::unchanged(
-            ctx,
-            Updated {
-                record: old,
-                changed,
-            },
-        ));
+        return Ok(Planned::unchanged(ctx, Updated::unchanged(old)));
     }
     check_room(&new)?;
-    if changed.contains(&"capacity") {
-        for s in crate::sessions::sessions_of(ctx, &event.id).await? {
-            if s.room.as_ref() == Some(id) && s.min_capacity.unwrap_or(0) > new.capacity {
-                return Err(ServiceError::invalid(
-                    "capacity",
-                    format!(
-                        "the session \"{}\" must be in this room and needs {} seats",
-                        s.title,
-                        s.min_capacity.unwrap_or(0)
-                    ),
-                ));
-            }
-        }
+    if changed.contains(RoomField::Capacity) {
+        rules::room_seats_suffice(ctx, &event.id, id, new.capacity).await?;
     }
     let tx = Audited::new(ctx)
         .label(format!(
@@ -266,19 +266,7 @@ pub async fn remove_room(
 ) -> Result<Planned<Room>, ServiceError> {
     let (event, _) = events::load_changeable(ctx, event).await?;
     let (room, item) = load_room(ctx, &event, id).await?;
-    let needing: Vec<String> = crate::sessions::sessions_of(ctx, &event.id)
-        .await?
-        .into_iter()
-        .filter(|s| s.room.as_ref() == Some(id))
-        .map(|s| format!("\"{}\"", s.title))
-        .collect();
-    if !needing.is_empty() {
-        return Err(ServiceError::forbidden(format!(
-            "room {} cannot be removed: the session(s) {} must be held in it; change or remove those sessions first",
-            room.quoted(),
-            crate::planned::join_words(&needing)
-        )));
-    }
+    rules::room_not_required(ctx, &event.id, id, &room.quoted()).await?;
     let tx = Audited::new(ctx)
         .label(format!(
             "Remove room {} from {}",

@@ -18,7 +18,6 @@ use crate::keys;
 use crate::people::{self, Person};
 use crate::planned::Planned;
 use crate::program::{self, Program};
-use crate::registration::PublicSlot;
 use crate::rooms::{self, Room};
 use crate::sessions::{self, Session};
 use crate::store;
@@ -478,6 +477,25 @@ pub async fn get_timetable(
         slots,
         names,
     }))
+}
+
+/// One session on the public timetable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PublicSlot {
+    /// Day.
+    pub date: Date,
+    /// Start (local).
+    pub start: Time,
+    /// End (local).
+    pub end: Time,
+    /// Room name.
+    pub room: String,
+    /// Session title.
+    pub title: String,
+    /// Speaker names.
+    pub speakers: Vec<String>,
+    /// Track name.
+    pub track: Option<String>,
 }
 
 /// The public timetable of an event (empty when none is built).

@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use steward_harness::{Audited, Ctx, ServiceError};
 use steward_store::Item;
 
@@ -17,40 +16,12 @@ use crate::ids::{EventId, RoomId, SessionId};
 use crate::keys;
 use crate::limits::{SESSION_AFTER_MAX, SESSION_MINUTES_MAX, SESSION_SPEAKERS_MAX, SESSIONS_MAX};
 use crate::people::{self, Person};
-use crate::planned::{Planned, Updated, join_words};
+use crate::planned::{Changed, Field, Planned, Record, Updated, join_words};
 use crate::rooms::{self, Room};
+pub use crate::session_record::Session;
+pub(crate) use crate::session_record::{sessions_of, sessions_with_items};
 use crate::store;
 use crate::text::{SessionTitle, TrackName};
-
-/// A session to be scheduled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Session {
-    /// Its id.
-    pub id: SessionId,
-    /// The event it belongs to.
-    pub event: EventId,
-    /// Its title.
-    pub title: SessionTitle,
-    /// Its length in minutes.
-    pub duration_minutes: u16,
-    /// Its speakers (people of the event).
-    pub speakers: Vec<crate::ids::PersonId>,
-    /// Its track, one of the event's.
-    pub track: Option<TrackName>,
-    /// Sessions that must have finished before it starts.
-    pub after: Vec<SessionId>,
-    /// Seats its room must have.
-    pub min_capacity: Option<u32>,
-    /// The room it must be held in.
-    pub room: Option<RoomId>,
-}
-
-impl Session {
-    /// `"Keynote"`, quoted for summaries.
-    pub fn quoted(&self) -> String {
-        format!("\"{}\"", self.title)
-    }
-}
 
 /// A new session, as asked. Speakers are person ids or names (see
 /// [`people::resolve_speakers`]); the track is matched against the event's tracks.
@@ -102,6 +73,43 @@ pub struct SessionWithSpeakers {
     pub new_people: Vec<String>,
 }
 
+/// A field of a session that an update changes, in the order summaries name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SessionField {
+    /// The title.
+    Title,
+    /// The length.
+    Length,
+    /// The speakers.
+    Speakers,
+    /// The track.
+    Track,
+    /// The sessions it must come after.
+    Order,
+    /// The seats its room must have.
+    SeatsNeeded,
+    /// The room it must be held in.
+    Room,
+}
+
+impl Field for SessionField {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Title => "title",
+            Self::Length => "length",
+            Self::Speakers => "speakers",
+            Self::Track => "track",
+            Self::Order => "order",
+            Self::SeatsNeeded => "seats needed",
+            Self::Room => "room",
+        }
+    }
+}
+
+impl Record for SessionWithSpeakers {
+    type Field = SessionField;
+}
+
 /// A removed session, and the sessions that no longer have to come after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemovedSession {
@@ -114,22 +122,6 @@ pub struct RemovedSession {
 /// The missing-session error.
 pub fn session_not_found(event: &Event, id: &str) -> ServiceError {
     ServiceError::not_found(format!("Session {id} in event {}", event.quoted()))
-}
-
-pub(crate) async fn sessions_with_items(
-    ctx: &Ctx,
-    event: &EventId,
-) -> Result<Vec<(Session, Item)>, ServiceError> {
-    store::list(ctx, &keys::sessions_prefix(event), SESSIONS_MAX).await
-}
-
-/// The event's sessions, without checking the event exists.
-pub(crate) async fn sessions_of(ctx: &Ctx, event: &EventId) -> Result<Vec<Session>, ServiceError> {
-    Ok(sessions_with_items(ctx, event)
-        .await?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect())
 }
 
 /// The event's sessions, in creation order.
@@ -417,61 +409,43 @@ pub async fn update_session(
         return Err(session_not_found(&s.event, id.as_str()));
     };
     let mut new = old.clone();
-    let mut changed = Vec::new();
+    let mut changed = Changed::new();
     let mut speakers = people::Speakers::default();
-    if let Some(t) = changes.title
-        && t != old.title
-    {
-        new.title = t;
-        changed.push("title");
-    }
+    changed.set(SessionField::Title, &mut new.title, changes.title);
     if let Some(d) = changes.duration_minutes
         && d != old.duration_minutes
     {
         check_duration(d)?;
         new.duration_minutes = d;
-        changed.push("length");
+        changed.insert(SessionField::Length);
     }
     if let Some(entries) = &changes.speakers {
         speakers = resolve_speakers(ctx, &s, entries)?;
-        if speakers.ids != old.speakers {
-            new.speakers = speakers.ids.clone();
-            changed.push("speakers");
-        }
+        changed.set(
+            SessionField::Speakers,
+            &mut new.speakers,
+            Some(speakers.ids.clone()),
+        );
     }
     if let Some(t) = &changes.track {
         let track = resolve_track(&s.event, t.as_deref())?;
-        if track != old.track {
-            new.track = track;
-            changed.push("track");
-        }
+        changed.set(SessionField::Track, &mut new.track, Some(track));
     }
-    if let Some(a) = changes.after {
-        let a = dedup(a);
-        if a != old.after {
-            new.after = a;
-            changed.push("order");
-        }
-    }
-    if let Some(c) = changes.min_capacity
-        && c != old.min_capacity
-    {
-        new.min_capacity = c;
-        changed.push("seats needed");
-    }
-    if let Some(r) = changes.room
-        && r != old.room
-    {
-        new.room = r;
-        changed.push("room");
-    }
+    changed.set(
+        SessionField::Order,
+        &mut new.after,
+        changes.after.map(dedup),
+    );
+    changed.set(
+        SessionField::SeatsNeeded,
+        &mut new.min_capacity,
+        changes.min_capacity,
+    );
+    changed.set(SessionField::Room, &mut new.room, changes.room);
     if changed.is_empty() {
         return Ok(Planned::unchanged(
             ctx,
-            Updated {
-                record: with_speakers(old, &s.people, &people::Speakers::default()),
-                changed,
-            },
+            Updated::unchanged(with_speakers(old, &s.people, &people::Speakers::default())),
         ));
     }
     check_room_needs(&s.event, &s.rooms, new.room.as_ref(), new.min_capacity)?;

@@ -202,6 +202,34 @@ impl fmt::Display for EventDates {
     }
 }
 
+/// `Some(text)` → parsed; an empty text means "remove" (`Some(None)`); absent → `None`.
+pub(crate) fn clearable<T>(
+    value: Option<&str>,
+    parse: impl FnOnce(&str) -> Result<T, ServiceError>,
+) -> Result<Option<Option<T>>, ServiceError> {
+    match value {
+        None => Ok(None),
+        Some(t) if t.trim().is_empty() => Ok(Some(None)),
+        Some(t) => parse(t).map(|v| Some(Some(v))),
+    }
+}
+
+/// A clearable time argument (empty text removes it).
+pub(crate) fn clearable_time(
+    field: &str,
+    value: Option<&str>,
+) -> Result<Option<Option<Time>>, ServiceError> {
+    clearable(value, |t| parse_time(field, t))
+}
+
+/// A clearable local date-time argument (empty text removes it).
+pub(crate) fn clearable_datetime(
+    field: &str,
+    value: Option<&str>,
+) -> Result<Option<Option<DateTime>>, ServiceError> {
+    clearable(value, |t| parse_datetime(field, t))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

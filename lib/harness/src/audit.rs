@@ -46,13 +46,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use steward_store::{Item, Query, StoreError, TRANSACTION_OPS_MAX, Table, WriteOp};
 
-use crate::accounts;
 use crate::ctx::{Actor, Ctx};
 use crate::effect::{self, StoredEffect};
 use crate::error::ServiceError;
 use crate::ids::{ActionId, CommitId, EffectKey, UserId};
 use crate::keys::{self, RecordKey};
 use crate::limits::{AUDITED_CHANGES_MAX, PROFILE_RACE_RETRIES_MAX};
+use crate::profile;
 
 /// A record as it was at one moment, as kept in an audit row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -613,7 +613,7 @@ impl Audited {
         let result_value = serde_json::to_value(&result)?;
         let commit = CommitId::generate(ctx.clock().as_ref());
         for _ in 0..PROFILE_RACE_RETRIES_MAX {
-            let profile = accounts::ensure_can_write(table, ctx.user()).await?;
+            let profile = profile::ensure_can_write(table, ctx.user()).await?;
             let (ops, roles) =
                 self.build_ops(commit, &result_value, touches_profile, profile.version)?;
             match table.write(ops).await {
@@ -839,9 +839,15 @@ mod tests {
         let table: Arc<dyn Table> =
             Arc::new(SqliteTable::in_memory_with_clock(clock.clone()).unwrap());
         let user = UserId::parse("u1").unwrap();
-        accounts::create_account_with_id(table.as_ref(), clock.as_ref(), user.clone(), "U", None)
-            .await
-            .unwrap();
+        crate::accounts::create_account_with_id(
+            table.as_ref(),
+            clock.as_ref(),
+            user.clone(),
+            "U",
+            None,
+        )
+        .await
+        .unwrap();
         let ctx = Ctx::new(table.clone(), clock.clone(), user.clone(), Actor::User);
         let mut ctx = ctx.next_action();
         for n in 0..3 {

@@ -6,9 +6,11 @@
 //!   only on a later turn, so "call, get refused, call again" within one turn is refused again.
 //! * [`Surface::Mcp`] — out of band: the call answers "NOT EXECUTED" and files a pending
 //!   request the person approves or declines on the web UI's Approvals page
-//!   ([`approve`], [`decline`]); the client's next identical call then runs once. Nothing the
-//!   client sends can approve. An in-protocol elicitation surface calls [`approve`] too, once
-//!   it has verified the person's answer (see [`approve`]).
+//!   ([`approve`], [`decline`]) or with the buttons in their linked chat
+//!   ([`crate::approval_chat`], [`approve_request`]); the client's next identical call then
+//!   runs once. Nothing the client sends can approve. A client that can elicit (2026-07-28)
+//!   asks the person in-protocol instead; the MCP surface verifies the sealed request state of
+//!   their answer and calls [`approve_request`] for exactly that request.
 //! * [`Surface::Web`] — the person's own signed-in, CSRF-checked re-post of the form after a
 //!   confirmation page ([`check`] with `confirmed: true`).
 //!
@@ -16,7 +18,9 @@
 //! the hash of the validated input (canonical JSON), surface, description, state and a 1-hour
 //! expiry. The id hashes the surface's scope (conversation, token, web), the capability and
 //! the input, so a confirmation for "cancel A" cannot cancel B, one client's approval is not
-//! another's, and another user's record cannot even be named.
+//! another's, and another user's record cannot even be named. A record confirms only the
+//! description the person was shown: when the declaration now describes the call differently,
+//! the call is held again with the new description.
 //!
 //! Spending a confirmation is a version-checked write placed in the SAME transaction as the
 //! capability's own writes (see [`crate::Ctx::with_confirmation`]), so two racing calls
@@ -287,7 +291,7 @@ fn mcp_message(description: &str, state: ConfirmState) -> String {
             "NOT EXECUTED. The account holder declined this: {description}. It will not run; do not retry it. Ask them what they want instead."
         ),
         _ => format!(
-            "NOT EXECUTED. This needs the account holder's approval first: {description}. Nothing you send can approve it: they approve or decline it on the Approvals page of the Steward web app within an hour. Tell them so; once they approve, call this tool again with identical arguments and it runs once."
+            "NOT EXECUTED. This needs the account holder's approval first: {description}. Nothing you send can approve it: they approve or decline it on the Approvals page of the Steward web app, or with the buttons sent to their linked chat, within an hour. Tell them so; once they approve, call this tool again with identical arguments and it runs once."
         ),
     }
 }
@@ -323,9 +327,15 @@ pub async fn check(
                 .map_err(|e| StoreError::Backend(format!("corrupt confirmation {sk}: {e}")))
         })
         .transpose()?;
-    let live = parsed
-        .as_ref()
-        .filter(|c| c.is_live(now_ms) && c.state != ConfirmState::Spent);
+    // A record stands while it is within its hour, unspent, and still describes what this
+    // call would do: the person confirms the words they saw, so when the database now says
+    // something else (an undo whose newest request changed, a new count of people), the old
+    // confirmation does not carry over. A declined record keeps refusing identical calls.
+    let live = parsed.as_ref().filter(|c| {
+        c.is_live(now_ms)
+            && c.state != ConfirmState::Spent
+            && (c.state == ConfirmState::Declined || c.description == description)
+    });
 
     // Confirmed by the person on this surface's terms?
     if let (Some(c), Some(item)) = (live, existing.as_ref()) {
@@ -569,6 +579,76 @@ pub async fn decline(
     settle(table, user, id, now_ms, ConfirmState::Declined).await
 }
 
+/// The person `user` approves the one request `id` filed at `created_ms` — the request they
+/// were shown, not a later one for the same call. For surfaces that hand the person a
+/// specific request (an in-protocol elicitation whose sealed state names it, a button in
+/// their linked chat): a replayed answer to a request that ran, lapsed or was filed anew finds
+/// no such request ([`ApprovalError::Gone`]) or a used one, and approves nothing.
+pub async fn approve_request(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    created_ms: i64,
+    now_ms: i64,
+) -> Result<Confirmation, ApprovalError> {
+    settle_filed(
+        table,
+        user,
+        id,
+        Some(created_ms),
+        now_ms,
+        ConfirmState::Approved,
+    )
+    .await
+}
+
+/// The person `user` declines the one request `id` filed at `created_ms` (see
+/// [`approve_request`]).
+pub async fn decline_request(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    created_ms: i64,
+    now_ms: i64,
+) -> Result<Confirmation, ApprovalError> {
+    settle_filed(
+        table,
+        user,
+        id,
+        Some(created_ms),
+        now_ms,
+        ConfirmState::Declined,
+    )
+    .await
+}
+
+/// The live MCP request `id` of `user` as it stands (any state), or `None` when there is no
+/// such record or its hour is over.
+pub async fn get_request(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    now_ms: i64,
+) -> Result<Option<Confirmation>, StoreError> {
+    if !is_record_id(id) {
+        return Ok(None);
+    }
+    let Some(item) = table
+        .get(&keys::user_pk(user), &keys::confirm_sk(id))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let c: Confirmation = item
+        .parse()
+        .map_err(|e| StoreError::Backend(format!("corrupt confirmation {id}: {e}")))?;
+    Ok(Some(c).filter(|c| c.is_live(now_ms) && c.surface == SurfaceKind::Mcp))
+}
+
+fn is_record_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 async fn settle(
     table: &dyn Table,
     user: &UserId,
@@ -576,7 +656,18 @@ async fn settle(
     now_ms: i64,
     to: ConfirmState,
 ) -> Result<Confirmation, ApprovalError> {
-    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+    settle_filed(table, user, id, None, now_ms, to).await
+}
+
+async fn settle_filed(
+    table: &dyn Table,
+    user: &UserId,
+    id: &str,
+    created_ms: Option<i64>,
+    now_ms: i64,
+    to: ConfirmState,
+) -> Result<Confirmation, ApprovalError> {
+    if !is_record_id(id) {
         return Err(ApprovalError::Gone);
     }
     let pk = keys::user_pk(user);
@@ -587,7 +678,8 @@ async fn settle(
     let c: Confirmation = item
         .parse()
         .map_err(|e| StoreError::Backend(format!("corrupt confirmation {sk}: {e}")))?;
-    if !c.is_live(now_ms) {
+    // A lapsed request, or (when the caller names one) a later request for the same call.
+    if !c.is_live(now_ms) || created_ms.is_some_and(|t| t != c.created_ms) {
         return Err(ApprovalError::Gone);
     }
     if c.surface != SurfaceKind::Mcp {

@@ -81,7 +81,7 @@ pub async fn bind(
     identity: &ChannelIdentity,
     user: &UserId,
 ) -> Result<Bound, ServiceError> {
-    crate::accounts::get_profile(table, user).await?;
+    crate::profile::get_profile(table, user).await?;
     match write_binding(table, clock, identity, user, &[]).await? {
         Ok(()) => Ok(Bound::Bound),
         Err(StoreError::ConditionFailed { .. }) => match lookup(table, identity).await? {

@@ -9,6 +9,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use steward_store::Clock;
 use ulid::Ulid;
 
+use crate::limits::LINK_CODE_LEN;
+
 /// Why a piece of text is not a valid identifier of some kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind}: {problem}")]
@@ -455,6 +457,50 @@ impl TokenId {
 }
 string_id!(TokenId);
 
+/// The letters of a code: capitals and digits without the look-alikes 0/O and 1/I.
+pub const LINK_CODE_ALPHABET: &str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/// A one-time linking code ([`crate::linking`]): [`LINK_CODE_LEN`] characters of
+/// [`LINK_CODE_ALPHABET`], at least one letter and one digit (so an ordinary word or number is
+/// never mistaken for one). Case-insensitive; kept in capitals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LinkCode(String);
+
+impl LinkCode {
+    /// Parses a code as a person typed it (any case).
+    pub fn parse(text: &str) -> Result<Self, IdError> {
+        let upper = text.trim().to_ascii_uppercase();
+        let well_formed = upper.chars().count() == LINK_CODE_LEN
+            && upper.chars().all(|c| LINK_CODE_ALPHABET.contains(c))
+            && upper.chars().any(|c| c.is_ascii_digit())
+            && upper.chars().any(|c| c.is_ascii_alphabetic());
+        if well_formed {
+            Ok(Self(upper))
+        } else {
+            Err(IdError::new(
+                "linking code",
+                format!(
+                    "a code is {LINK_CODE_LEN} letters and digits, like K7PQ4MXB; copy it from the web app"
+                ),
+            ))
+        }
+    }
+
+    /// A fresh random code.
+    pub fn generate() -> Self {
+        let alphabet = LINK_CODE_ALPHABET.as_bytes();
+        loop {
+            let code: String = (0..LINK_CODE_LEN)
+                .map(|_| char::from(alphabet[rand::random_range(0..alphabet.len())]))
+                .collect();
+            if let Ok(code) = Self::parse(&code) {
+                return code;
+            }
+        }
+    }
+}
+string_id!(LinkCode);
+
 /// Where a tool call's result is remembered: the conversation and the model's tool-use id.
 /// A call that changed data stores its result under this key in the same transaction as its
 /// writes, so running the same call again returns that result instead of acting twice.
@@ -481,6 +527,22 @@ impl EffectKey {
 mod tests {
     use super::*;
     use steward_store::ManualClock;
+
+    #[test]
+    fn generated_codes_parse_and_avoid_look_alikes() {
+        for _ in 0..500 {
+            let code = LinkCode::generate();
+            assert_eq!(code.as_str().len(), LINK_CODE_LEN);
+            assert!(!code.as_str().contains(['0', 'O', '1', 'I']));
+            assert_eq!(LinkCode::parse(code.as_str()).unwrap(), code);
+        }
+    }
+
+    #[test]
+    fn bad_linking_codes_get_a_readable_error() {
+        let err = crate::ServiceError::from(LinkCode::parse("ABC").unwrap_err());
+        assert!(err.to_string().starts_with("Invalid linking code"), "{err}");
+    }
 
     #[test]
     fn user_id_rejects_separators_and_empty() {

@@ -27,8 +27,8 @@ use steward_channels::{
 use steward_llm::Role;
 use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
+use crate::approval_chat::{self, ApprovalMessage};
 use crate::conversation::{self, Claim, InboxRecord};
-use crate::error::ServiceError;
 use crate::identity::{self, IdentityRecord};
 use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
 use crate::keys;
@@ -107,6 +107,9 @@ pub enum Answer {
     Repeated,
     /// A group chat was told, for the only time, that Steward works in private chats only.
     PrivateChatsOnly,
+    /// A press of Approve or Decline on an MCP approval request Steward sent
+    /// ([`crate::approval_chat`]); the person's own act, never the model's.
+    ApprovalButton,
 }
 
 /// What became of an inbound message.
@@ -195,6 +198,21 @@ pub async fn handle_inbound(
         parts,
         user,
     };
+    // A press on an approval request Steward sent is the person's own answer to it: settled
+    // here, before and without the model.
+    if inbound.user.is_some()
+        && let Some(on) = approval_chat::find_press(table, &inbound.parts.key, message).await?
+    {
+        let text = if message.button_id.as_deref() == Some(on.approve_id.as_str()) {
+            approval_chat::APPROVE_TITLE
+        } else {
+            approval_chat::DECLINE_TITLE
+        };
+        let text = text.to_owned();
+        return inbound
+            .answer_without_model(Route::Approval(Box::new(on)), text)
+            .await;
+    }
     if message.has_media() {
         let text = transcript_text_for_media(message);
         return inbound.answer_without_model(Route::Media, text).await;
@@ -334,11 +352,13 @@ impl Parts {
 }
 
 /// A path that answers without the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
     Media,
     Link,
     Onboard,
+    /// A button press on this approval request.
+    Approval(Box<ApprovalMessage>),
 }
 
 /// One message on its way through the layer.
@@ -431,7 +451,8 @@ impl Inbound<'_> {
                 reply,
             });
         }
-        if capped {
+        // An approval press is answered even over the hourly cap: it costs no model call.
+        if capped && !matches!(route, Route::Approval(_)) {
             if let Some(user) = self.user.clone() {
                 // The turn answers a known user that they are over the cap.
                 return self.run_turn(user, text).await;
@@ -441,7 +462,7 @@ impl Inbound<'_> {
             tracing::warn!(conversation = %key, "unknown sender over the hourly cap; not answered");
             return Ok(InboundOutcome::Capped);
         }
-        let (answer, reply_text) = match route {
+        let (answer, reply_text) = match &route {
             Route::Media => (Answer::Media, MEDIA_NOT_UNDERSTOOD_REPLY.to_owned()),
             Route::Onboard => (
                 Answer::Onboarding,
@@ -455,6 +476,17 @@ impl Inbound<'_> {
                 Linking::Refused(why) => (Answer::LinkRefused, why),
                 Linking::NotACode(user) => return self.run_turn(user, text).await,
             },
+            Route::Approval(on) => {
+                let presser = self.user.clone().ok_or_else(|| {
+                    StoreError::Backend("an approval press without a known sender".to_owned())
+                })?;
+                let button = self.message.button_id.as_deref().unwrap_or_default();
+                let now_ms = self.agent.clock().now_millis();
+                let answer =
+                    approval_chat::settle_press(table, &presser, on, button, now_ms).await?;
+                tracing::info!(conversation = %key, confirmation = %on.confirmation, "approval button pressed");
+                (Answer::ApprovalButton, answer)
+            }
         };
         if let Err(e) = self.sender.start_turn(self.message).await {
             tracing::debug!(error = %e, "start-of-turn signals not shown");
@@ -535,7 +567,7 @@ impl Inbound<'_> {
             Ok(Some(LinkOutcome::AlreadyLinked { .. })) => {
                 return Ok(Linking::Welcome { already: true });
             }
-            Err(e) if !e.is_expected() => return Err(service_to_turn(e)),
+            Err(e) if !e.is_expected() => return Err(e.into()),
             Ok(None) => None,
             Err(e) => Some(e),
         };
@@ -546,7 +578,7 @@ impl Inbound<'_> {
         Ok(match (self.user.clone(), failed) {
             // Something code-shaped in a known user's message is just their words.
             (Some(user), _) => Linking::NotACode(user),
-            (None, Some(e)) => Linking::Refused(e.to_string()),
+            (None, Some(e)) => Linking::Refused(e.for_page()),
             (None, None) => Linking::Refused(onboarding_text(self.links, self.message.channel)),
         })
     }
@@ -602,7 +634,7 @@ async fn known_user(
     }
     identity::lookup(table, identity)
         .await
-        .map_err(service_to_turn)
+        .map_err(TurnError::from)
 }
 
 /// What the user said: their text, or for a button click without one, the title of the button
@@ -660,13 +692,6 @@ fn transcript_text_for_media(message: &InboundMessage) -> String {
     match message.text.as_deref().map(str::trim) {
         Some(caption) if !caption.is_empty() => format!("[{kind}] {caption}"),
         _ => format!("[{kind}]"),
-    }
-}
-
-fn service_to_turn(e: ServiceError) -> TurnError {
-    match e {
-        ServiceError::Store(s) => TurnError::Store(s),
-        other => TurnError::Store(StoreError::Backend(other.to_string())),
     }
 }
 

@@ -14,6 +14,8 @@
 //! | `CONV#c` | `META` | a conversation |
 //! | `CONV#c` | `EFFECT#<tool use id>` | the stored result of a tool call that changed data |
 //! | `CONV#c` | `GROUPNOTE` | a Telegram group was told, once, that Steward works in private chats only |
+//! | `CONV#c` | `APPROVALMSG#<provider message id>` | a sent MCP approval request with Approve / Decline buttons |
+//! | `USER#u` | `NOTICE#<confirmation id>#<filed ms>` | the person's linked chats were sent that request, once |
 //! | `LINKFAIL#<channel>#<external>` | `HOUR#<n>` | wrong linking codes from one sender in clock hour n |
 //! | `LINKFAIL` | `HOUR#<n>` | wrong linking codes from everyone in clock hour n |
 //!
@@ -22,10 +24,10 @@
 //! user's record. The few domain rows that must be global (a unique public slug) are made with
 //! [`index_key`], which cannot name a harness partition.
 
+use crate::ids::LinkCode;
 use crate::ids::{
     ActionId, ChannelIdentity, CommitId, ConversationKey, TokenId, ToolUseId, UserId,
 };
-use crate::linking::LinkCode;
 
 /// Partition of everything a user owns.
 pub fn user_pk(user: &UserId) -> String {
@@ -187,6 +189,22 @@ pub fn confirm_sk(id: &str) -> String {
     format!("{CONFIRM_SK_PREFIX}{id}")
 }
 
+/// Sort key (under [`conversation_pk`]) of an MCP approval request sent to that chat as the
+/// provider message `provider_message_id` (see [`crate::approval_chat`]).
+pub fn approval_message_sk(provider_message_id: &str) -> String {
+    format!("APPROVALMSG#{provider_message_id}")
+}
+
+/// Sort-key prefix (under [`user_pk`]) of the records that a request was sent to the person's
+/// linked chats.
+pub const NOTICE_SK_PREFIX: &str = "NOTICE#";
+
+/// Sort key (under [`user_pk`]) of the record that confirmation `id`, filed at `created_ms`,
+/// was sent to the person's linked chats.
+pub fn notice_sk(id: &str, created_ms: i64) -> String {
+    format!("{NOTICE_SK_PREFIX}{id}#{created_ms}")
+}
+
 /// Sort key of a user's token usage for one month (`yyyy-mm`) under [`user_pk`].
 pub fn usage_sk(month: &str) -> String {
     format!("{USAGE_SK_PREFIX}{month}")
@@ -200,8 +218,9 @@ pub const USAGE_SK_PREFIX: &str = "USAGE#";
 const HARNESS_PK_KINDS: [&str; 6] = ["USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV"];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
-const HARNESS_USER_SKS: [&str; 8] = [
+const HARNESS_USER_SKS: [&str; 9] = [
     CONFIRM_SK_PREFIX,
+    NOTICE_SK_PREFIX,
     PROFILE_SK,
     USAGE_SK_PREFIX,
     ACTION_SK_PREFIX,

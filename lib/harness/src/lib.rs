@@ -3,15 +3,17 @@
 //! [`gate`] holds) and a [`ContextSource`].
 //!
 //! Modules, each named after what it owns:
-//! * [`ids`]: identifier newtypes that check their text ([`UserId`], [`ActionId`], …).
+//! * [`ids`]: identifier newtypes that check their text ([`UserId`], [`ActionId`],
+//!   [`LinkCode`], …).
 //! * [`keys`]: every key the harness owns, and [`RecordKey`] for the domain's.
 //! * [`ctx`]: [`Ctx`], who acts, as what, under which action id.
 //! * [`error`]: [`ServiceError`], expected failures with readable messages.
 //! * [`audit`]: [`Audited`], the one audited transaction every mutation uses.
 //! * [`effect`]: stored results of tool calls, so a call never acts twice.
 //! * [`undo`]: revert the newest undoable request as a whole, last in first out.
-//! * [`accounts`], [`identity`], [`linking`], [`tokens`]: profiles, channel identities,
-//!   one-time linking codes, MCP access tokens.
+//! * [`profile`]: the account record and the "may this account write" check under every commit.
+//! * [`accounts`], [`identity`], [`linking`], [`tokens`]: account operations, channel
+//!   identities, one-time linking codes, MCP access tokens.
 //! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`].
 //! * [`domain`]: the traits a domain implements.
 //! * [`conversation`]: the conversation record and the claim that starts every turn.
@@ -28,6 +30,7 @@
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
+pub mod approval_chat;
 pub mod audit;
 pub mod chat_tools;
 pub mod compaction;
@@ -47,6 +50,7 @@ pub mod link_attempts;
 pub mod linking;
 pub mod outbox;
 pub mod outcome;
+pub mod profile;
 pub mod prompt;
 pub mod registry;
 pub mod shaping;
@@ -66,7 +70,7 @@ pub use error::ServiceError;
 pub use gate::{GateOutcome, Surface};
 pub use ids::{
     ActionId, ChannelIdentity, ChannelName, CommitId, ConversationKey, EffectKey, ExternalId,
-    TokenId, ToolUseId, UserId,
+    LinkCode, TokenId, ToolUseId, UserId,
 };
 pub use inbound::{InboundOutcome, Links, handle_inbound};
 pub use keys::RecordKey;

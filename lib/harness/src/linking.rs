@@ -12,79 +12,13 @@ use steward_store::{Clock, Condition, Item, StoreError, Table, WriteOp};
 
 use crate::error::ServiceError;
 use crate::ids::{ChannelIdentity, UserId};
+pub use crate::ids::{LINK_CODE_ALPHABET, LinkCode};
 use crate::limits::{LINK_CODE_LEN, LINK_CODE_TTL_SECS};
 use crate::link_attempts::{self, LinkBlocked};
 use crate::{identity, keys};
 
-/// The letters of a code: capitals and digits without the look-alikes 0/O and 1/I.
-pub const LINK_CODE_ALPHABET: &str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
 /// How many candidate codes in one message are tried.
 const CODES_PER_MESSAGE_MAX: usize = 3;
-
-/// A linking code: [`LINK_CODE_LEN`] characters of [`LINK_CODE_ALPHABET`], at least one letter
-/// and one digit (so an ordinary word or number is never mistaken for one). Case-insensitive.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct LinkCode(String);
-
-impl LinkCode {
-    /// Parses a code as a person typed it (any case).
-    pub fn parse(text: &str) -> Result<Self, ServiceError> {
-        let upper = text.trim().to_ascii_uppercase();
-        let well_formed = upper.chars().count() == LINK_CODE_LEN
-            && upper.chars().all(|c| LINK_CODE_ALPHABET.contains(c))
-            && upper.chars().any(|c| c.is_ascii_digit())
-            && upper.chars().any(|c| c.is_ascii_alphabetic());
-        if well_formed {
-            Ok(Self(upper))
-        } else {
-            Err(ServiceError::invalid(
-                "linking code",
-                format!(
-                    "a code is {LINK_CODE_LEN} letters and digits, like K7PQ4MXB; copy it from the web app"
-                ),
-            ))
-        }
-    }
-
-    /// A fresh random code.
-    pub fn generate() -> Self {
-        let alphabet = LINK_CODE_ALPHABET.as_bytes();
-        loop {
-            let code: String = (0..LINK_CODE_LEN)
-                .map(|_| char::from(alphabet[rand::random_range(0..alphabet.len())]))
-                .collect();
-            if let Ok(code) = Self::parse(&code) {
-                return code;
-            }
-        }
-    }
-
-    /// The code's text (uppercase).
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for LinkCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl TryFrom<String> for LinkCode {
-    type Error = ServiceError;
-    fn try_from(s: String) -> Result<Self, ServiceError> {
-        Self::parse(&s)
-    }
-}
-
-impl From<LinkCode> for String {
-    fn from(c: LinkCode) -> String {
-        c.0
-    }
-}
 
 /// Every well-formed code standing alone in `text` (between non-alphanumeric characters), in
 /// order, at most a few.
@@ -152,7 +86,7 @@ pub async fn issue_code(
     clock: &dyn Clock,
     user: &UserId,
 ) -> Result<IssuedCode, ServiceError> {
-    crate::accounts::get_profile(table, user).await?;
+    crate::profile::get_profile(table, user).await?;
     let user_pk = keys::user_pk(user);
     // Retries cover a code collision and a concurrent issue for the same user.
     for _ in 0..5 {
@@ -328,16 +262,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn generated_codes_parse_and_avoid_look_alikes() {
-        for _ in 0..500 {
-            let code = LinkCode::generate();
-            assert_eq!(code.as_str().len(), LINK_CODE_LEN);
-            assert!(!code.as_str().contains(['0', 'O', '1', 'I']));
-            assert_eq!(LinkCode::parse(code.as_str()).unwrap(), code);
-        }
-    }
-
-    #[test]
     fn codes_are_found_anywhere_in_a_message() {
         let code = find_code_in_text("Hi Steward! my code: k7pq4mxb, thanks").unwrap();
         assert_eq!(code.as_str(), "K7PQ4MXB");
@@ -370,11 +294,5 @@ mod tests {
             let text = format!("{before} {shown} {after}");
             proptest::prop_assert!(find_codes_in_text(&text).contains(&code));
         }
-    }
-
-    #[test]
-    fn bad_codes_get_a_readable_error() {
-        let err = LinkCode::parse("ABC").unwrap_err();
-        assert!(err.to_string().starts_with("Invalid linking code"), "{err}");
     }
 }

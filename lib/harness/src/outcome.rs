@@ -42,6 +42,10 @@ pub struct ToolError {
     pub kind: ToolErrorKind,
     /// The readable message (generic for [`ToolErrorKind::Internal`]).
     pub message: String,
+    /// The message for an MCP client, when it differs from `message`
+    /// ([`ServiceError::for_mcp`]); never stored or sent to the model.
+    #[serde(skip)]
+    pub mcp_message: Option<String>,
 }
 
 /// The result of running a tool through the registry. Serializes for the model as
@@ -60,6 +64,7 @@ impl ToolOutcome {
         Self::Err(ToolError {
             kind,
             message: message.into(),
+            mcp_message: None,
         })
     }
 
@@ -89,7 +94,12 @@ impl ToolOutcome {
             ServiceError::NotConfirmed { .. } => ToolErrorKind::NotConfirmed,
             ServiceError::Store(_) | ServiceError::Internal(_) => return Self::internal(action),
         };
-        Self::error(kind, error.to_string())
+        let (model, mcp) = (error.for_model(), error.for_mcp());
+        Self::Err(ToolError {
+            kind,
+            mcp_message: (mcp != model).then_some(mcp),
+            message: model,
+        })
     }
 
     /// Whether the call succeeded.
@@ -133,6 +143,21 @@ impl ToolOutcome {
             return text;
         }
         cap_json(&self.to_json(), TOOL_RESULT_CHARS_MAX)
+    }
+}
+
+impl ToolOutcome {
+    /// The outcome as the JSON text handed to an MCP client: [`ToolOutcome::to_model_text`]
+    /// with each failure in its MCP wording ([`ServiceError::for_mcp`]).
+    pub fn to_mcp_text(&self) -> String {
+        match self {
+            Self::Err(ToolError {
+                kind,
+                mcp_message: Some(mcp),
+                ..
+            }) => Self::error(*kind, mcp.clone()).to_model_text(),
+            _ => self.to_model_text(),
+        }
     }
 }
 

@@ -57,7 +57,7 @@ async fn a_missing_account_is_not_found(w: World) {
         .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound { .. }));
     assert!(
-        err.to_string()
+        err.for_model()
             .starts_with("The account ghost was not found.")
     );
     let err = accounts::pause(w.table.as_ref(), &ghost).await.unwrap_err();

@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use steward_harness::gate::{self, ApprovalError, ConfirmState, GateOutcome, Surface};
 use steward_harness::{
-    Actor, Ctx, Registry, ServiceError, TokenId, ToolDef, ToolResult, UserId, keys,
+    Actor, ConversationKey, Ctx, EffectKey, Registry, ServiceError, TokenId, ToolDef, ToolResult,
+    ToolUseId, UserId, keys,
 };
 use steward_store::testing::Backend;
 use steward_store::{Item, Page, Query, StoreError, Table, WriteOp};
@@ -460,6 +461,144 @@ async fn a_crash_between_approval_and_effect_runs_once_later(r: Rig) {
     );
 }
 
+async fn an_approval_confirms_only_the_description_shown(r: Rig) {
+    let a = r.note("Old plans").await;
+    let c = client("a");
+    let first = r.delete(&c, &a).await;
+    r.approve(&first).await.unwrap();
+    // The record changes after the person approved "Delete the note \"Old plans\"": what the
+    // call would do is no longer what they approved, so it is held again, described anew.
+    notes::rename(&r.world.ctx(&r.user, Actor::User), &a, "Tax return")
+        .await
+        .unwrap();
+    let again = r.delete(&c, &a).await;
+    let GateOutcome::Held { confirmation, .. } = &again else {
+        panic!("held again: {again:?}")
+    };
+    assert!(
+        confirmation.description.contains("Tax return"),
+        "{confirmation:?}"
+    );
+    assert_eq!(confirmation.state, ConfirmState::Pending);
+    assert!(r.exists(&a).await);
+    // Approving what it now says lets it run, once.
+    r.approve(&again).await.unwrap();
+    assert!(ran(&r.delete(&c, &a).await));
+    assert!(!r.exists(&a).await);
+}
+
+/// A chat conversation on `turn` (confirmed by a later message of the person).
+fn chat(turn: u64) -> Surface {
+    Surface::Chat {
+        conversation: ConversationKey::telegram(77),
+        turn,
+    }
+}
+
+/// A chat tool call of `delete_note` for `id` with the model's `tool_use` id `call`, over
+/// `table`.
+async fn chat_delete(
+    r: &Rig,
+    table: Arc<dyn Table>,
+    turn: u64,
+    call: &str,
+    id: &str,
+) -> GateOutcome {
+    let ctx = Ctx::new(table, r.world.clock_arc(), r.user.clone(), Actor::Agent).with_effect(
+        EffectKey::new(
+            ConversationKey::telegram(77),
+            ToolUseId::parse(call).unwrap(),
+        ),
+    );
+    gate::run(
+        &r.registry,
+        ctx,
+        &chat(turn),
+        "delete_note",
+        json!({"id": id}),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+}
+
+async fn a_crash_between_a_chat_confirmation_and_its_effect_runs_once_on_resume(r: Rig) {
+    let a = r.note("A").await;
+    let table = Arc::clone(&r.world.table);
+    assert!(held(
+        &chat_delete(&r, Arc::clone(&table), 1, "tu_1", &a).await
+    ));
+    // The person said yes; the confirmed call's transaction (effect and spend together) is
+    // lost in a crash.
+    let faulty: Arc<dyn Table> = Arc::new(FailNextWrite {
+        inner: Arc::clone(&table),
+        armed: AtomicBool::new(true),
+    });
+    let ctx = Ctx::new(faulty, r.world.clock_arc(), r.user.clone(), Actor::Agent).with_effect(
+        EffectKey::new(
+            ConversationKey::telegram(77),
+            ToolUseId::parse("tu_2").unwrap(),
+        ),
+    );
+    let crashed = gate::run(&r.registry, ctx, &chat(2), "delete_note", json!({"id": a}))
+        .await
+        .unwrap();
+    assert!(!matches!(&crashed, Ok(o) if ran(o)), "{crashed:?}");
+    assert!(r.exists(&a).await, "nothing half-written");
+    // The resumed turn repeats the same call (same tool_use id): it runs, once.
+    assert!(ran(
+        &chat_delete(&r, Arc::clone(&table), 2, "tu_2", &a).await
+    ));
+    assert!(!r.exists(&a).await);
+    // A second resume after the effect committed is answered from the stored result.
+    let replayed = chat_delete(&r, Arc::clone(&table), 2, "tu_2", &a).await;
+    assert!(
+        ran(&replayed),
+        "the stored result, not a second run: {replayed:?}"
+    );
+    // A later, new call is not covered by the spent confirmation.
+    let b = r.note("B").await;
+    assert!(held(&chat_delete(&r, table, 3, "tu_3", &b).await));
+    assert!(r.exists(&b).await);
+}
+
+async fn confirming_one_of_two_held_chat_calls_leaves_the_other_held(r: Rig) {
+    let a = r.note("A").await;
+    let b = r.note("B").await;
+    let table = Arc::clone(&r.world.table);
+    assert!(held(
+        &chat_delete(&r, Arc::clone(&table), 1, "tu_1", &a).await
+    ));
+    assert!(held(
+        &chat_delete(&r, Arc::clone(&table), 1, "tu_2", &b).await
+    ));
+    // The person confirms A only: the model calls A again on the next turn.
+    assert!(ran(
+        &chat_delete(&r, Arc::clone(&table), 2, "tu_3", &a).await
+    ));
+    assert!(!r.exists(&a).await);
+    assert!(r.exists(&b).await, "B never ran");
+    let states: Vec<(String, ConfirmState)> = r
+        .world
+        .table
+        .query_all(
+            &Query::prefix(keys::user_pk(&r.user), keys::CONFIRM_SK_PREFIX),
+            10,
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let c: gate::Confirmation = i.parse().unwrap();
+            (c.description, c.state)
+        })
+        .collect();
+    assert!(
+        states.contains(&("Delete the note \"B\"".to_owned(), ConfirmState::Pending)),
+        "{states:?}"
+    );
+}
+
 /// Fails the next write (before it takes effect), then passes everything through.
 #[derive(Debug)]
 struct FailNextWrite {
@@ -544,4 +683,7 @@ steward_store::backend_tests!(setup = rig;
     approving_one_of_two_pending_leaves_the_other_pending,
     only_mcp_requests_are_approved_out_of_band,
     a_crash_between_approval_and_effect_runs_once_later,
+    an_approval_confirms_only_the_description_shown,
+    a_crash_between_a_chat_confirmation_and_its_effect_runs_once_on_resume,
+    confirming_one_of_two_held_chat_calls_leaves_the_other_held,
 );

@@ -105,7 +105,7 @@ async fn a_stale_version_is_a_readable_conflict_and_writes_nothing(w: World) {
         .unwrap_err();
     assert!(matches!(err, ServiceError::Conflict { .. }), "{err:?}");
     assert!(
-        err.to_string().contains("changed since you read it"),
+        err.for_model().contains("changed since you read it"),
         "{err}"
     );
     assert_eq!(w.dump("USER#u1").await, before, "nothing written");
@@ -182,7 +182,7 @@ async fn too_many_changes_are_refused_clearly(w: World) {
         matches!(err, ServiceError::TooManyChanges { changes, max } if changes == AUDITED_CHANGES_MAX + 1 && max == AUDITED_CHANGES_MAX),
         "{err:?}"
     );
-    assert!(err.to_string().contains("smaller parts"), "{err}");
+    assert!(err.for_model().contains("smaller parts"), "{err}");
 
     // The maximum itself fits, with an effect item and the profile check.
     let titles: Vec<String> = (0..AUDITED_CHANGES_MAX).map(|i| format!("n{i}")).collect();

@@ -4,10 +4,13 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
-
-use steward_harness::UserId;
+use std::sync::Arc;
 
 use steward_edge::hosts::{self, HostPattern};
+use steward_harness::UserId;
+use steward_store::TurnQueue;
+
+use super::elicitation::{ENV_MCP_STATE_KEY, StateKey, StateKeyError};
 
 /// Host names (comma-separated) clients use to reach `/mcp`, e.g. the API Gateway domain
 /// (`*.execute-api.eu-west-1.amazonaws.com`) or a custom domain. Required on Lambda; added to
@@ -67,6 +70,9 @@ pub enum McpConfigError {
         "{ENV_MCP_CONFORMANCE_FIXTURES} is set, but this build has no conformance fixture tools; unset it, or build with the `conformance` feature (infra/serve.sh does)"
     )]
     FixturesNotBuilt,
+    /// The request-state key is too short.
+    #[error(transparent)]
+    BadStateKey(#[from] StateKeyError),
     /// A test-only setting was asked for on a server not bound to a loopback address.
     #[error(
         "{setting} is for local tests only and is honoured only by a server bound to a loopback address, but this one is bound to {bound}; unset it or bind to 127.0.0.1"
@@ -88,6 +94,8 @@ pub struct McpConfig {
     calls_per_minute: NonZeroU32,
     insecure_dev_user: Option<UserId>,
     conformance_fixtures: bool,
+    state_key: Option<StateKey>,
+    notices: Option<Arc<dyn TurnQueue>>,
 }
 
 impl McpConfig {
@@ -107,24 +115,39 @@ impl McpConfig {
             calls_per_minute: default_rate(),
             insecure_dev_user: None,
             conformance_fixtures: false,
+            state_key: None,
+            notices: None,
         })
     }
 
-    /// A configuration answering only for the loopback names ([`LOOPBACK_HOSTS`]).
+    /// A configuration answering only for the loopback names ([`LOOPBACK_HOSTS`]), sealing
+    /// request states with a random key of this process.
     pub fn loopback() -> Self {
         Self {
             allowed_hosts: hosts::loopback_patterns(),
             calls_per_minute: default_rate(),
             insecure_dev_user: None,
             conformance_fixtures: false,
+            state_key: Some(StateKey::random()),
+            notices: None,
         }
     }
 
-    /// The Lambda configuration from the environment: [`ENV_MCP_ALLOWED_HOSTS`] (required) and
-    /// [`ENV_MCP_CALLS_PER_MINUTE`]. Never reads the test-only settings.
+    /// The Lambda configuration from the environment: [`ENV_MCP_ALLOWED_HOSTS`] (required),
+    /// [`ENV_MCP_CALLS_PER_MINUTE`] and the secret [`ENV_MCP_STATE_KEY`] (without it, clients
+    /// are never asked in-protocol). Never reads the test-only settings.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, McpConfigError> {
         let hosts = lookup(ENV_MCP_ALLOWED_HOSTS).unwrap_or_default();
-        Self::new(split_list(&hosts))?.with_rate_from(&lookup)
+        let config = Self::new(split_list(&hosts))?.with_rate_from(&lookup)?;
+        match non_blank(lookup(ENV_MCP_STATE_KEY)) {
+            Some(key) => config.with_state_key(key.as_bytes()),
+            None => {
+                tracing::warn!(
+                    "MCP: {ENV_MCP_STATE_KEY} is not set; held calls are never confirmed in-protocol, only on the Approvals page or in a linked chat"
+                );
+                Ok(config)
+            }
+        }
     }
 
     /// The local server's configuration (`steward serve`, tests): the loopback names plus
@@ -136,6 +159,9 @@ impl McpConfig {
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, McpConfigError> {
         let mut config = Self::loopback().with_rate_from(&lookup)?;
+        if let Some(key) = non_blank(lookup(ENV_MCP_STATE_KEY)) {
+            config = config.with_state_key(key.as_bytes())?;
+        }
         let extra = lookup(ENV_MCP_ALLOWED_HOSTS).unwrap_or_default();
         config
             .allowed_hosts
@@ -184,6 +210,36 @@ impl McpConfig {
         tracing::warn!(%bound, "MCP: serving the conformance fixture tools");
         self.conformance_fixtures = true;
         Ok(self)
+    }
+
+    /// The same configuration sealing request states with `secret` (at least 32 bytes; the same
+    /// on every instance, so any instance opens what another sealed).
+    pub fn with_state_key(mut self, secret: &[u8]) -> Result<Self, McpConfigError> {
+        self.state_key = Some(StateKey::new(secret)?);
+        Ok(self)
+    }
+
+    /// The same configuration without a request-state key: no client is asked in-protocol.
+    pub fn without_state_key(mut self) -> Self {
+        self.state_key = None;
+        self
+    }
+
+    /// The same configuration queueing, for each held call, a notice the worker sends to the
+    /// person's linked chats (Approve / Decline buttons).
+    pub fn with_notices(mut self, queue: Arc<dyn TurnQueue>) -> Self {
+        self.notices = Some(queue);
+        self
+    }
+
+    /// The key that seals request states, when clients may be asked in-protocol.
+    pub fn state_key(&self) -> Option<&StateKey> {
+        self.state_key.as_ref()
+    }
+
+    /// Where held calls' chat notices are queued, when they are.
+    pub fn notices(&self) -> Option<&Arc<dyn TurnQueue>> {
+        self.notices.as_ref()
     }
 
     /// The host patterns requests must name in `Host` (and `Origin`, when present).

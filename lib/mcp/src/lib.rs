@@ -10,14 +10,16 @@
 //! 1. [`hosts`]: `Host`/`Origin` on the allow-list, else 403 (DNS-rebinding protection);
 //! 2. [`auth`]: a live bearer token, else 401 with `WWW-Authenticate: Bearer`;
 //! 3. [`rate_limit`]: the token's budget, else 429 with `Retry-After`;
-//! 4. [`server`]: the MCP handler, which runs each tool through [`Registry::call`] as
-//!    `Actor::Mcp` for the token's user with a fresh action id — so the tenant gate, paused
-//!    accounts, audit and undo hold exactly as for the chat agent.
+//! 4. [`server`]: the MCP handler, which runs each tool through the harness gate and
+//!    [`Registry::call`] as `Actor::Mcp` for the token's user with a fresh action id — so the
+//!    tenant gate, paused accounts, audit and undo hold exactly as for the chat agent; a held
+//!    call is confirmed in-protocol ([`elicitation`]) or out of band.
 //!
 //! How to connect a client is in `README.md` beside this file.
 
 mod auth;
 mod config;
+mod elicitation;
 #[cfg(feature = "conformance")]
 mod fixtures;
 mod hosts;
@@ -40,6 +42,7 @@ pub use config::{
     ENV_MCP_INSECURE_DEV_USER, LOOPBACK_HOSTS, MCP_CALLS_PER_MINUTE_DEFAULT, McpConfig,
     McpConfigError,
 };
+pub use elicitation::{ENV_MCP_STATE_KEY, StateKey, StateKeyError};
 pub use reply::HTTP_REFUSAL_CODE;
 pub use server::{SERVER_NAME, TOOLS_LIST_TTL_MS, ToolServer};
 pub use steward_edge::hosts::HostPattern;
@@ -71,12 +74,7 @@ pub fn routes<S>(
 where
     S: Clone + Send + Sync + 'static,
 {
-    let handler = ToolServer::new(
-        registry,
-        Arc::clone(&table),
-        Arc::clone(&clock),
-        config.conformance_fixtures(),
-    );
+    let handler = ToolServer::new(registry, Arc::clone(&table), Arc::clone(&clock), &config);
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)

@@ -2,9 +2,16 @@
 //! the registry in its order with its annotations (`destructiveHint` from each capability's
 //! confirmation declaration); `tools/call` runs the capability through the harness gate
 //! ([`gate::run`], surface [`Surface::Mcp`]) for the authenticated caller, as [`Actor::Mcp`],
-//! under a fresh action id. A held call answers "NOT EXECUTED" with the description and files a
-//! request the person approves or declines on the web UI's Approvals page; nothing the client
-//! sends can approve it.
+//! under a fresh action id. A held call files a confirmation request and runs nothing:
+//! * a client that can elicit (2026-07-28 with the `elicitation` capability) gets an
+//!   `InputRequiredResult` asking the person to accept or decline, with a sealed request state
+//!   ([`super::elicitation`]); its retry with the person's answer approves exactly that request
+//!   and runs the call once, or declines it;
+//! * any other client gets "NOT EXECUTED" with the description; the person approves or declines
+//!   on the web UI's Approvals page or with the buttons sent to their linked chat, and the
+//!   client's next identical call runs once.
+//!
+//! Either way the person's linked chats are told (a queued [`approval_chat`] notice).
 
 use std::sync::Arc;
 
@@ -13,16 +20,21 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
-use steward_harness::gate::{self, GateOutcome, Surface};
-use steward_harness::{Actor, Ctx, McpTool, Registry, ToolOutcome, tokens};
-use steward_store::{Clock, Table};
+use steward_harness::gate::{
+    self, ApprovalError, ConfirmState, Confirmation, GateOutcome, Surface,
+};
+use steward_harness::{
+    Actor, Ctx, McpTool, Registry, ToolErrorKind, ToolOutcome, approval_chat, tokens,
+};
+use steward_store::{Clock, Table, TurnQueue};
 
 use super::auth::{Caller, RateKey};
+use super::elicitation::{self, Answer, CONFIRM_INPUT, StateKey};
 #[cfg(feature = "conformance")]
 use super::fixtures;
 
@@ -37,10 +49,13 @@ pub const TOOLS_LIST_TTL_MS: u64 = 5 * 60 * 1000;
 const INSTRUCTIONS: &str = "Steward manages the events of the account this token belongs to. \
 Ids (e_…) come from list tools and earlier results. Changes can be undone with the undo tool. \
 Tools marked destructive are held when a call would delete an event or change what other people \
-see on a published event: the call returns a result starting with NOT EXECUTED that says what \
-would happen, and nothing runs. Only the account holder can approve it, on the Approvals page of \
-the Steward web app (within an hour); nothing you send can approve it. Tell them, and after they \
-approve, repeat the identical call once: it then runs exactly once.";
+see on a published event, and nothing runs until the account holder confirms. If your client \
+supports elicitation (protocol 2026-07-28), the call asks them directly: show the question, and \
+send their answer back with the requestState unchanged; if they accept, the call runs exactly \
+once. Otherwise the call returns a result starting with NOT EXECUTED that says what would \
+happen; the account holder approves or declines it on the Approvals page of the Steward web app \
+or with the buttons sent to their linked chat, within an hour; nothing you send can approve it. \
+Tell them, and after they approve, repeat the identical call once: it then runs exactly once.";
 
 /// The tool list, built once: the registry's tools (and, in local tests only, the
 /// conformance fixtures).
@@ -57,17 +72,21 @@ pub struct ToolServer {
     clock: Arc<dyn Clock>,
     catalog: Arc<Catalog>,
     fixtures: bool,
+    state_key: Option<StateKey>,
+    notices: Option<Arc<dyn TurnQueue>>,
 }
 
 impl ToolServer {
-    /// A handler running `registry`'s tools on `table`; with `fixtures`, also the
-    /// conformance suite's fixture tools (local tests only — [`super::McpConfig`] enforces it).
+    /// A handler running `registry`'s tools on `table`, configured by `config`: the
+    /// conformance suite's fixture tools (local tests only — [`super::McpConfig`] enforces it),
+    /// the request-state key (in-protocol confirmation) and the queue of chat notices.
     pub fn new(
         registry: Arc<Registry>,
         table: Arc<dyn Table>,
         clock: Arc<dyn Clock>,
-        fixtures: bool,
+        config: &super::McpConfig,
     ) -> Self {
+        let fixtures = config.conformance_fixtures();
         #[cfg_attr(not(feature = "conformance"), allow(unused_mut))]
         let mut tools: Vec<Tool> = registry.mcp_tools().into_iter().map(to_mcp_tool).collect();
         #[cfg(feature = "conformance")]
@@ -80,25 +99,71 @@ impl ToolServer {
             clock,
             catalog: Arc::new(Catalog { tools }),
             fixtures,
+            state_key: config.state_key().cloned(),
+            notices: config.notices().cloned(),
         }
     }
 
-    async fn run_tool(
-        &self,
-        caller: &Caller,
-        name: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let ctx = Ctx::new(
+    fn ctx(&self, caller: &Caller) -> Ctx {
+        Ctx::new(
             Arc::clone(&self.table),
             Arc::clone(&self.clock),
             caller.user.clone(),
             Actor::Mcp,
-        );
-        let action = ctx.action();
-        let args = Value::Object(arguments.unwrap_or_default());
+        )
+    }
+
+    /// Runs `request` for `caller`; `elicit`: the client can be asked in-protocol.
+    async fn run_tool(
+        &self,
+        caller: &Caller,
+        request: CallToolRequestParams,
+        elicit: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let surface = self.surface(caller).await;
-        match gate::run(&self.registry, ctx, &surface, name, args).await {
+        let key = self.state_key.as_ref().filter(|_| elicit);
+        if let Some(state) = request.request_state.as_deref() {
+            let Some(key) = self.state_key.as_ref() else {
+                return Err(ErrorData::invalid_params(
+                    elicitation::StateRefusal::NotThisCall.message(),
+                    None,
+                ));
+            };
+            return self
+                .answered(caller, &surface, key, &request, args, state)
+                .await;
+        }
+        let outcome = self.through_gate(caller, &surface, name, args).await?;
+        Ok(match outcome {
+            GateOutcome::Ran(o) => call_result(&o).into(),
+            GateOutcome::Held {
+                message,
+                confirmation,
+            } => {
+                self.notify(&confirmation).await;
+                match key {
+                    Some(key) if confirmation.state == ConfirmState::Pending => {
+                        elicitation::ask(key, &caller.user, &confirmation).into()
+                    }
+                    _ => held_result(&message).into(),
+                }
+            }
+        })
+    }
+
+    /// One call through the gate, logged; a store failure becomes the generic internal error.
+    async fn through_gate(
+        &self,
+        caller: &Caller,
+        surface: &Surface,
+        name: &str,
+        args: Value,
+    ) -> Result<GateOutcome, ErrorData> {
+        let ctx = self.ctx(caller);
+        let action = ctx.action();
+        match gate::run(&self.registry, ctx, surface, name, args).await {
             Ok(Ok(outcome)) => {
                 tracing::info!(
                     user = %caller.user,
@@ -108,16 +173,132 @@ impl ToolServer {
                     held = matches!(outcome, GateOutcome::Held { .. }),
                     "MCP tool call"
                 );
-                Ok(match &outcome {
-                    GateOutcome::Ran(o) => call_result(o),
-                    GateOutcome::Held { message, .. } => held_result(message),
-                })
+                Ok(outcome)
             }
             Ok(Err(store)) => {
                 tracing::error!(user = %caller.user, tool = name, %action, error = %store, "MCP call: the gate's store failed");
-                Ok(call_result(&ToolOutcome::internal(action)))
+                Ok(GateOutcome::Ran(ToolOutcome::internal(action)))
             }
             Err(unknown) => Err(ErrorData::invalid_params(unknown.to_string(), None)),
+        }
+    }
+
+    /// The retry of a held call carrying the sealed `state` and (normally) the person's
+    /// answer: verified against this very call, then settled on the one confirmation record.
+    async fn answered(
+        &self,
+        caller: &Caller,
+        surface: &Surface,
+        key: &StateKey,
+        request: &CallToolRequestParams,
+        args: Value,
+        state: &str,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let Some(tool) = self.registry.get(name) else {
+            return Err(ErrorData::invalid_params(
+                steward_harness::UnknownTool {
+                    name: name.to_owned(),
+                }
+                .to_string(),
+                None,
+            ));
+        };
+        let args = match tool.validate(args) {
+            Ok(args) => args,
+            Err(msg) => {
+                return Ok(
+                    call_result(&ToolOutcome::error(ToolErrorKind::InvalidArguments, msg)).into(),
+                );
+            }
+        };
+        let now_ms = self.clock.now_millis();
+        let record_id = gate::confirmation_id(surface, name, &args);
+        let input_hash = gate::call_hash(name, &args);
+        let sealed = match elicitation::open_request(
+            key,
+            state,
+            &caller.user,
+            name,
+            &input_hash,
+            &record_id,
+            now_ms,
+        ) {
+            Ok(sealed) => sealed,
+            Err(refusal @ elicitation::StateRefusal::NotThisCall) => {
+                tracing::warn!(user = %caller.user, tool = name, "MCP: a request state that does not open for this call was refused");
+                return Err(ErrorData::invalid_params(refusal.message(), None));
+            }
+            Err(refusal) => return Ok(held_result(refusal.message()).into()),
+        };
+        let table = self.table.as_ref();
+        let settled = match elicitation::answer(request.input_responses.as_ref(), CONFIRM_INPUT) {
+            Some(Answer::Accept) => {
+                gate::approve_request(table, &caller.user, &sealed.id, sealed.filed_ms, now_ms)
+                    .await
+            }
+            Some(Answer::Decline) => {
+                gate::decline_request(table, &caller.user, &sealed.id, sealed.filed_ms, now_ms)
+                    .await
+            }
+            Some(Answer::Cancel) => {
+                return Ok(held_result(DISMISSED).into());
+            }
+            None => {
+                // No usable answer under our key: ask again, for the same request.
+                return Ok(
+                    match gate::get_request(table, &caller.user, &sealed.id, now_ms).await {
+                        Ok(Some(c))
+                            if c.created_ms == sealed.filed_ms
+                                && c.state == ConfirmState::Pending =>
+                        {
+                            elicitation::ask(key, &caller.user, &c).into()
+                        }
+                        Ok(_) => held_result(GONE).into(),
+                        Err(e) => {
+                            tracing::error!(error = %e, "MCP: reading a confirmation failed");
+                            call_result(&ToolOutcome::internal(self.ctx(caller).action())).into()
+                        }
+                    },
+                );
+            }
+        };
+        match settled {
+            Ok(c) if c.state == ConfirmState::Declined => Ok(held_result(&format!(
+                "NOT EXECUTED. The account holder declined this: {}. It will not run; do not retry it. Ask them what they want instead.",
+                c.description
+            ))
+            .into()),
+            Ok(_) => {
+                let outcome = self.through_gate(caller, surface, name, args).await?;
+                Ok(match outcome {
+                    GateOutcome::Ran(o) => call_result(&o),
+                    GateOutcome::Held { message, .. } => held_result(&message),
+                }
+                .into())
+            }
+            Err(ApprovalError::Gone | ApprovalError::WrongSurface) => Ok(held_result(GONE).into()),
+            Err(ApprovalError::AlreadyDecided(how)) => Ok(held_result(&format!(
+                "NOT EXECUTED. That confirmation request was already {how}; this answer changes nothing and nothing ran. Call the tool again without requestState to ask anew."
+            ))
+            .into()),
+            Err(ApprovalError::Store(e)) => {
+                tracing::error!(error = %e, "MCP: recording the person's answer failed");
+                Ok(call_result(&ToolOutcome::internal(self.ctx(caller).action())).into())
+            }
+        }
+    }
+
+    /// Queues the notice of a pending request for the person's linked chats (once per
+    /// request: the queue dedupes, the worker sends at most once). A queue failure only costs
+    /// the chat message; it is logged.
+    async fn notify(&self, request: &Confirmation) {
+        let Some(queue) = &self.notices else { return };
+        if request.state != ConfirmState::Pending {
+            return;
+        }
+        if let Err(e) = approval_chat::enqueue(queue.as_ref(), request).await {
+            tracing::warn!(error = %e, confirmation = %request.id, "MCP: the chat notice of a held call was not queued");
         }
     }
 
@@ -146,6 +327,12 @@ impl ToolServer {
     }
 }
 
+/// The answer to a state whose request lapsed, ran or was filed anew.
+const GONE: &str = "NOT EXECUTED. That confirmation request has expired or was already used, so this answer approves nothing and nothing ran. Call the tool again without requestState to ask the account holder anew.";
+
+/// The answer when the person dismissed the question.
+const DISMISSED: &str = "NOT EXECUTED. The account holder dismissed the question without answering; nothing ran. Ask them before trying again.";
+
 /// The registry's description of a tool, as rmcp's [`Tool`].
 fn to_mcp_tool(tool: McpTool) -> Tool {
     let schema: JsonObject = match tool.input_schema {
@@ -162,10 +349,10 @@ fn to_mcp_tool(tool: McpTool) -> Tool {
     Tool::new(tool.name, tool.description, Arc::new(schema)).with_annotations(annotations)
 }
 
-/// A registry outcome as an MCP result: one text item with the outcome's JSON (capped like the
-/// model's), the same JSON as `structuredContent`, and `isError` when the call failed.
+/// A registry outcome as an MCP result: one text item with the outcome's JSON in its MCP
+/// wording (capped like the model's), the same JSON as `structuredContent`, and `isError` when the call failed.
 fn call_result(outcome: &ToolOutcome) -> CallToolResult {
-    let text = outcome.to_model_text();
+    let text = outcome.to_mcp_text();
     let structured = serde_json::from_str::<Value>(&text).ok();
     let content = vec![ContentBlock::text(text)];
     let mut result = if outcome.is_ok() {
@@ -228,13 +415,40 @@ impl ServerHandler for ToolServer {
         let caller = caller(&context)?.clone();
         #[cfg(feature = "conformance")]
         if self.fixtures
-            && let Some(result) = fixtures::call(&request.name, &context).await
+            && let Some(result) = fixtures::call(&request, &context, self.state_key.as_ref()).await
         {
             return result;
         }
-        self.run_tool(&caller, &request.name, request.arguments)
-            .await
-            .map(CallToolResponse::from)
+        let elicit = elicitation::client_can_elicit(
+            context.protocol_version().as_ref(),
+            context.client_capabilities().as_ref(),
+        );
+        self.run_tool(&caller, request, elicit).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        // Steward serves no prompts; only the conformance fixture answers here, locally.
+        #[cfg(feature = "conformance")]
+        let fixture = self
+            .fixtures
+            .then(|| fixtures::prompt(&request, &context))
+            .flatten();
+        #[cfg(not(feature = "conformance"))]
+        let fixture: Option<GetPromptResponse> = {
+            let _ = (&context, self.fixtures);
+            None
+        };
+        match fixture {
+            Some(response) => Ok(response),
+            None => Err(ErrorData::invalid_params(
+                format!("no prompt named {:?}", request.name),
+                None,
+            )),
+        }
     }
 }
 

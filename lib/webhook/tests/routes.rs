@@ -3,14 +3,13 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use steward_channels::{InboundMessage, Secret, WEBHOOK_BODY_BYTES_MAX, telegram, whatsapp};
-use steward_store::{QueueError, TurnQueue};
+use steward_store::TurnQueue;
 use steward_webhook::{self as webhooks, WebhookState, WhatsappSecrets};
 use tower::ServiceExt;
 

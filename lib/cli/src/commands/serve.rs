@@ -103,9 +103,15 @@ pub async fn serve(cli: &Cli) -> Result<()> {
     );
     let router = app::routes(web_state)
         .merge(webhooks::routes(webhooks::webhook_state(
-            &settings, turn_queue,
+            &settings,
+            Arc::clone(&turn_queue),
         )?))
-        .merge(mcp::routes(registry, table, clock, mcp_config))
+        .merge(mcp::routes(
+            registry,
+            table,
+            clock,
+            mcp_config.with_notices(Arc::clone(&turn_queue)),
+        ))
         .merge(health::routes())
         .layer(request_log::layer());
 

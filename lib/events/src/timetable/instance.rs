@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use jiff::civil::Date;
 
-use super::explain::Problem;
 use super::model::{TimeOfDay, TimetableInput};
+use super::problem::Problem;
 
 /// Where a session sits: room index, day index, start in minutes since midnight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -53,18 +53,19 @@ mod explain;
 pub mod generator;
 mod instance;
 mod model;
+mod problem;
 mod replan;
 mod report;
 mod rng;
 mod solver;
 
 pub use checker::{Violation, check};
-pub use explain::{Infeasible, Problem};
 pub use model::{
     Assignment, BadTimeOfDay, Day, DayPlan, Lunch, Move, MoveReason, Placement, Room, RoomId,
     Session, SessionId, Slot, SpeakerId, TimeOfDay, Timetable, TimetableInput, TrackId, Warning,
     Window,
 };
+pub use problem::{Infeasible, Problem};
 
 use instance::{Inst, Pos};
 use solver::Fixed;

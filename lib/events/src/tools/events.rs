@@ -3,81 +3,23 @@
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, TimeZoneName, ToolDef, ToolResult};
 
-use super::{
-    EventRefInput, NoInput, clearable, clearable_datetime, def, opt_time, page_address, with_link,
-};
+use super::{clearable, clearable_datetime, def, opt_time, page_address, with_link};
 use crate::config::EventsConfig;
 use crate::events::{self, EventChanges, EventStatus, NewEvent};
 use crate::holds;
 use crate::ids::EventId;
+use crate::inputs::{
+    CreateEventInput, EventRefInput, NoInput, SetRegistrationInput, UpdateEventInput,
+};
 use crate::limits::CONTEXT_ROOMS_MAX;
 use crate::overview;
 use crate::slug::Slug;
 use crate::text::{Description, EventName, TrackName, Venue};
 use crate::views;
 use crate::when::EventDates;
-
-/// Input of `create_event`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct CreateEventInput {
-    /// The event's name, e.g. "Spring Open".
-    pub name: String,
-    /// The day or days (1 to 3) as YYYY-MM-DD, e.g. ["2026-11-14"].
-    pub dates: Vec<String>,
-    /// Daily start, 24-hour HH:MM. Default 09:00.
-    pub start_time: Option<String>,
-    /// Daily end, 24-hour HH:MM. Default 17:00.
-    pub end_time: Option<String>,
-    /// IANA time zone, e.g. "Europe/Berlin". Default: the user's own time zone.
-    pub time_zone: Option<String>,
-    /// Where it takes place.
-    pub venue: Option<String>,
-    /// A few sentences for the public page.
-    pub description: Option<String>,
-    /// Most people who can register. Leave out for no limit.
-    #[schemars(range(min = 1, max = 100_000))]
-    pub capacity: Option<u32>,
-    /// Track names, only if sessions run in parallel tracks, e.g. ["Beginners", "Advanced"].
-    #[serde(default)]
-    pub tracks: Vec<String>,
-    /// The public address part, e.g. "spring-open". Default: made from the name.
-    pub slug: Option<String>,
-}
-
-/// Input of `update_event`. Only the fields given change.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct UpdateEventInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// New name.
-    pub name: Option<String>,
-    /// New day or days (1 to 3) as YYYY-MM-DD.
-    pub dates: Option<Vec<String>>,
-    /// New daily start, HH:MM.
-    pub start_time: Option<String>,
-    /// New daily end, HH:MM.
-    pub end_time: Option<String>,
-    /// New IANA time zone.
-    pub time_zone: Option<String>,
-    /// New venue ("" removes it).
-    pub venue: Option<String>,
-    /// New description ("" removes it).
-    pub description: Option<String>,
-    /// New capacity (0 removes the limit).
-    #[schemars(range(max = 100_000))]
-    pub capacity: Option<u32>,
-    /// The new full list of tracks.
-    pub tracks: Option<Vec<String>>,
-    /// New public address part; the old link stops working.
-    pub slug: Option<String>,
-}
 
 impl UpdateEventInput {
     /// The checked changes.
@@ -99,19 +41,6 @@ impl UpdateEventInput {
             slug: self.slug.as_deref().map(Slug::parse).transpose()?,
         })
     }
-}
-
-/// Input of `set_registration`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct SetRegistrationInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// true opens registration, false closes it.
-    pub open: Option<bool>,
-    /// When registration closes, local time YYYY-MM-DDTHH:MM (a bare date means 23:59 that
-    /// day); "" removes the closing time.
-    pub closes_at: Option<String>,
 }
 
 fn parse_tracks(names: &[String]) -> Result<Vec<TrackName>, ServiceError> {

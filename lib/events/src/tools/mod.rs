@@ -24,36 +24,21 @@ mod undo;
 use std::future::Future;
 use std::sync::Arc;
 
-use jiff::civil::{DateTime, Time};
+use jiff::civil::Time;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use steward_harness::{Ctx, Registry, ServiceError, ToolDef, ToolResult, UndecidedTool};
 
 use crate::config::EventsConfig;
 use crate::when;
+pub(crate) use crate::when::{clearable, clearable_datetime, clearable_time};
 
-pub use attendees::{
-    ListAttendeesInput, RegisterAttendeeInput, StatusFilter, WithdrawAttendeeInput,
+pub use crate::inputs::{
+    AddPersonInput, AddRoomInput, AddSessionInput, CreateEventInput, EventRefInput,
+    ListAttendeesInput, NoInput, RegisterAttendeeInput, RoomRefInput, SessionRefInput,
+    SetProgramInput, SetRegistrationInput, StatusFilter, UpdateEventInput, UpdateRoomInput,
+    UpdateSessionInput, WithdrawAttendeeInput,
 };
-pub use events::{CreateEventInput, SetRegistrationInput, UpdateEventInput};
-pub use people::AddPersonInput;
-pub use rooms::{AddRoomInput, RoomRefInput, UpdateRoomInput};
-pub use schedule::SetProgramInput;
-pub use sessions::{AddSessionInput, SessionRefInput, UpdateSessionInput};
-
-/// Input of the tools that need only an event.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = model_facing)]
-pub struct EventRefInput {
-    /// The event's id (e_…), from the context block or list_events.
-    pub event_id: String,
-}
-
-/// Input of tools that take no arguments.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = model_facing)]
-pub struct NoInput {}
 
 /// Every tool of the domain, in the order the model and MCP clients see them. `config` gives
 /// the base URL for public links.
@@ -109,34 +94,9 @@ where
         .unwrap_or_else(|e| panic!("tool {name} is ill-defined: {e}"))
 }
 
-/// `Some(text)` → parsed; an empty text means "remove" (`Some(None)`); absent → `None`.
-fn clearable<T>(
-    value: Option<&str>,
-    parse: impl FnOnce(&str) -> Result<T, ServiceError>,
-) -> Result<Option<Option<T>>, ServiceError> {
-    match value {
-        None => Ok(None),
-        Some(t) if t.trim().is_empty() => Ok(Some(None)),
-        Some(t) => parse(t).map(|v| Some(Some(v))),
-    }
-}
-
 /// An optional time argument.
 fn opt_time(field: &str, value: Option<&str>) -> Result<Option<Time>, ServiceError> {
     value.map(|t| when::parse_time(field, t)).transpose()
-}
-
-/// A clearable time argument (empty text removes it).
-fn clearable_time(field: &str, value: Option<&str>) -> Result<Option<Option<Time>>, ServiceError> {
-    clearable(value, |t| when::parse_time(field, t))
-}
-
-/// A clearable local date-time argument (empty text removes it).
-fn clearable_datetime(
-    field: &str,
-    value: Option<&str>,
-) -> Result<Option<Option<DateTime>>, ServiceError> {
-    clearable(value, |t| when::parse_datetime(field, t))
 }
 
 /// Link fields for a public path: the full URL when configured.
@@ -150,10 +110,4 @@ fn with_link(result: ToolResult, config: &EventsConfig, path: &str) -> ToolResul
 /// How a public page is named in a summary: the URL when configured, else the path.
 fn page_address(config: &EventsConfig, path: &str) -> String {
     config.url(path).unwrap_or_else(|| path.to_owned())
-}
-
-/// Drops the input type's own doc comment from its schema: it documents the Rust type, and the
-/// model reads the tool's description instead.
-fn model_facing(schema: &mut schemars::Schema) {
-    schema.remove("description");
 }

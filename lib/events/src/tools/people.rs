@@ -1,24 +1,13 @@
 //! The person tool: add a speaker.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_harness::{Ctx, ToolDef, ToolResult};
 
 use super::def;
 use crate::ids::EventId;
+use crate::inputs::AddPersonInput;
 use crate::people;
 use crate::text::PersonName;
-
-/// Input of `add_person`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct AddPersonInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The person's name as it should appear, e.g. "Dana Lee".
-    pub name: String,
-}
 
 pub(super) fn add_person() -> ToolDef {
     def::<AddPersonInput, _, _>(

@@ -1,62 +1,15 @@
 //! Room tools: add, update, remove.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_harness::{Ctx, ToolDef, ToolResult};
 
 use super::{clearable_time, def, opt_time};
 use crate::holds;
 use crate::ids::{EventId, RoomId};
+use crate::inputs::{AddRoomInput, RoomRefInput, UpdateRoomInput};
 use crate::rooms::{self, NewRoom, RoomChanges};
 use crate::text::RoomName;
 use crate::views;
-
-/// Input of `add_room`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct AddRoomInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The room's name, unique in the event, e.g. "Aula".
-    pub name: String,
-    /// Number of seats.
-    #[schemars(range(min = 1, max = 100_000))]
-    pub capacity: u32,
-    /// Usable from this time each day, HH:MM. Default: all day.
-    pub available_from: Option<String>,
-    /// Usable until this time each day, HH:MM. Default: all day.
-    pub available_until: Option<String>,
-}
-
-/// Input of `update_room`. Only the fields given change.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct UpdateRoomInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The room's id (r_…).
-    pub room_id: String,
-    /// New name.
-    pub name: Option<String>,
-    /// New number of seats.
-    #[schemars(range(min = 1, max = 100_000))]
-    pub capacity: Option<u32>,
-    /// New "usable from", HH:MM ("" removes it).
-    pub available_from: Option<String>,
-    /// New "usable until", HH:MM ("" removes it).
-    pub available_until: Option<String>,
-}
-
-/// Input of the tools that name one room.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct RoomRefInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The room's id (r_…).
-    pub room_id: String,
-}
 
 pub(super) fn add_room() -> ToolDef {
     def::<AddRoomInput, _, _>(

@@ -1,14 +1,13 @@
 //! Program and timetable tools: set_program, build_timetable, get_timetable.
 
 use jiff::civil::Time;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, ToolDef, ToolResult};
 
-use super::{EventRefInput, clearable_time, def, opt_time};
+use super::{clearable_time, def, opt_time};
 use crate::holds;
 use crate::ids::EventId;
+use crate::inputs::{EventRefInput, SetProgramInput};
 use crate::limits::TOOL_LIST_ITEMS_MAX;
 use crate::program::{self, LunchRule, ProgramChanges};
 use crate::schedule;
@@ -18,31 +17,6 @@ use crate::when;
 /// Lunch window used when lunch is first set without one.
 const DEFAULT_LUNCH_WINDOW: (Time, Time) =
     (Time::constant(12, 0, 0, 0), Time::constant(14, 0, 0, 0));
-
-/// Input of `set_program`. Only the settings given change.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct SetProgramInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// Sessions start no earlier than this, HH:MM ("" = the event's start time).
-    pub day_start: Option<String>,
-    /// Sessions end no later than this, HH:MM ("" = the event's end time).
-    pub day_end: Option<String>,
-    /// Lunch length in minutes; 0 removes lunch.
-    #[schemars(range(max = 240))]
-    pub lunch_minutes: Option<u16>,
-    /// Lunch starts no earlier than this, HH:MM (default 12:00).
-    pub lunch_earliest_start: Option<String>,
-    /// Lunch is over by this, HH:MM (default 14:00).
-    pub lunch_latest_end: Option<String>,
-    /// Minutes a room needs between two sessions.
-    #[schemars(range(max = 240))]
-    pub changeover_minutes: Option<u16>,
-    /// Minutes a speaker needs between two of their sessions.
-    #[schemars(range(max = 240))]
-    pub speaker_rest_minutes: Option<u16>,
-}
 
 impl SetProgramInput {
     /// The checked changes, given the current settings (lunch fields merge with the current

@@ -1,79 +1,16 @@
 //! Session tools: add, update, remove, list.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use steward_harness::{Ctx, ServiceError, ToolDef, ToolResult};
 
-use super::{EventRefInput, def};
+use super::def;
 use crate::holds;
 use crate::ids::{EventId, RoomId, SessionId};
+use crate::inputs::{AddSessionInput, EventRefInput, SessionRefInput, UpdateSessionInput};
 use crate::limits::TOOL_LIST_ITEMS_MAX;
 use crate::people;
 use crate::sessions::{self, NewSession, SessionChanges, SessionWithSpeakers};
 use crate::text::SessionTitle;
-
-/// Input of `add_session`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct AddSessionInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The session's title.
-    pub title: String,
-    /// Length in minutes.
-    #[schemars(range(min = 1, max = 1440))]
-    pub duration_minutes: u16,
-    /// Speakers: names (new names create a person) or person ids (p_…).
-    #[serde(default)]
-    pub speakers: Vec<String>,
-    /// One of the event's tracks, if the event has tracks.
-    pub track: Option<String>,
-    /// Ids (s_…) of sessions that must be over before this one starts.
-    #[serde(default)]
-    pub after: Vec<String>,
-    /// Seats the room must have.
-    #[schemars(range(min = 1, max = 100_000))]
-    pub min_capacity: Option<u32>,
-    /// The id (r_…) of the one room it must be held in.
-    pub room_id: Option<String>,
-}
-
-/// Input of `update_session`. Only the fields given change; lists replace the old list.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct UpdateSessionInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The session's id (s_…).
-    pub session_id: String,
-    /// New title.
-    pub title: Option<String>,
-    /// New length in minutes.
-    #[schemars(range(min = 1, max = 1440))]
-    pub duration_minutes: Option<u16>,
-    /// The full new list of speakers (names or p_… ids).
-    pub speakers: Option<Vec<String>>,
-    /// New track ("" removes it).
-    pub track: Option<String>,
-    /// The full new list of sessions (s_… ids) it must come after.
-    pub after: Option<Vec<String>>,
-    /// New seats needed (0 removes the need).
-    #[schemars(range(max = 100_000))]
-    pub min_capacity: Option<u32>,
-    /// New required room id (r_…); "" removes the requirement.
-    pub room_id: Option<String>,
-}
-
-/// Input of the tools that name one session.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[schemars(transform = super::model_facing)]
-pub struct SessionRefInput {
-    /// The event's id (e_…).
-    pub event_id: String,
-    /// The session's id (s_…).
-    pub session_id: String,
-}
 
 fn session_ids(texts: &[String]) -> Result<Vec<SessionId>, ServiceError> {
     texts.iter().map(|t| SessionId::parse(t)).collect()

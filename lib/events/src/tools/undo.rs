@@ -43,7 +43,7 @@ fn describe(change: &UndoneChange) -> Option<String> {
 pub(super) fn undo_last_action() -> ToolDef {
     def::<NoInput, _, _>(
         "undo_last_action",
-        "Undo the user's most recent request as a whole: everything done for one of their messages (all its tool calls, e.g. an event created and three rooms added), one web form they sent, or one call of an MCP client. Each call undoes one more request back. Registrations made by the public are never undone. If something changed since, or the request was too large to revert at once, it refuses and changes nothing: then make the fix directly (e.g. withdraw_attendee).",
+        "Undo the user's most recent request as a whole: everything done for one of their messages (all its tool calls, e.g. an event created and three rooms added), one web form they sent, or one call of an MCP client. Each call undoes one more request back. Registrations made by the public are never undone. If something changed since, or the request was too large to revert at once, it refuses and changes nothing: then make the fix directly (e.g. withdraw_attendee). When the request touched a published or cancelled event it is held until the user confirms.",
         |ctx: Ctx, _input: NoInput| async move {
             let undo = prepare_undo(&ctx).await?;
             let summary = undo.summary();
@@ -65,5 +65,5 @@ pub(super) fn undo_last_action() -> ToolDef {
             undo.commit_with_result(result).await
         },
     )
-    .never_held()
+    .held_when(crate::holds::undo)
 }

@@ -1,7 +1,8 @@
 //! The gate matrix, generated from the registry: every capability that can be held × every
 //! surface (chat, an MCP client confirmed out of band, a web form). For each: the first call is
 //! held and changes nothing; after the person's confirmation on that surface's terms the call
-//! runs, exactly once; a lapsed confirmation and (MCP) a declined one never run.
+//! runs, exactly once; a lapsed confirmation, (MCP) a declined one, the confirmation used for
+//! other arguments, and the identical call by another user never run.
 
 use serde_json::{Value, json};
 use steward_harness::gate::{self, GateOutcome, Surface};
@@ -24,6 +25,8 @@ enum Setup {
     Bare,
     Published,
     Cancelled,
+    /// Published, then its description edited: the newest request changed a public page.
+    PublishedEdited,
 }
 
 fn cases() -> Vec<Case> {
@@ -98,7 +101,21 @@ fn cases() -> Vec<Case> {
             setup: Setup::Published,
             args: |s| json!({"event_id": s.event, "attendee_id": s.attendee}),
         },
+        Case {
+            tool: "undo_last_action",
+            setup: Setup::PublishedEdited,
+            args: |_| json!({}),
+        },
     ]
+}
+
+/// The case's arguments naming the user's other event instead: the same capability with other
+/// arguments. `None` for a capability without arguments to vary.
+fn other_args(args: &Value, other_event: &str) -> Option<Value> {
+    let mut other = args.clone();
+    let id = other.get_mut("event_id")?;
+    *id = json!(other_event);
+    Some(other)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -117,6 +134,10 @@ enum Then {
     Lapse,
     /// The person declines (MCP's Approvals page).
     Decline,
+    /// The person confirms, but the next call carries other arguments.
+    OtherArgs,
+    /// The person confirms, but another user makes the identical call.
+    OtherUser,
 }
 
 struct Run<'a> {
@@ -184,36 +205,71 @@ async fn prepare(w: &World, user: &UserId, setup: Setup) -> Seeded {
                 .await;
             s
         }
-        Setup::Bare => {
-            let e = w
-                .ok(
-                    user,
-                    "create_event",
-                    json!({"name": "Scratch", "dates": [DAY1]}),
-                )
-                .await;
-            Seeded {
-                event: crate::support::id_of(&e),
-                slug: String::new(),
-                rooms: Vec::new(),
-                sessions: Vec::new(),
-                person: String::new(),
-                attendee: String::new(),
-            }
+        Setup::PublishedEdited => {
+            let s = seed(w, user, true).await;
+            w.ok(
+                user,
+                "update_event",
+                json!({"event_id": s.event, "description": "Now with a lunch break."}),
+            )
+            .await;
+            s
         }
+        Setup::Bare => bare(w, user, "Scratch").await,
     }
+}
+
+async fn bare(w: &World, user: &UserId, name: &str) -> Seeded {
+    let e = w
+        .ok(user, "create_event", json!({"name": name, "dates": [DAY1]}))
+        .await;
+    Seeded {
+        event: crate::support::id_of(&e),
+        slug: String::new(),
+        rooms: Vec::new(),
+        sessions: Vec::new(),
+        person: String::new(),
+        attendee: String::new(),
+    }
+}
+
+/// A second event of `user` in the same state as the case's own (for "other arguments").
+async fn second_event(w: &World, user: &UserId, setup: Setup) -> String {
+    let s = bare(w, user, "Second Fair").await;
+    if matches!(
+        setup,
+        Setup::Published | Setup::Cancelled | Setup::PublishedEdited
+    ) {
+        w.ok(user, "publish_event", json!({"event_id": s.event}))
+            .await;
+    }
+    if matches!(setup, Setup::Cancelled) {
+        w.ok(user, "cancel_event", json!({"event_id": s.event}))
+            .await;
+    }
+    s.event
 }
 
 async fn one(w: &World, n: usize, case: &Case, via: Via, then: Then) {
     let user = w.account(&format!("m{n}")).await;
     let s = prepare(w, &user, case.setup).await;
+    let args = (case.args)(&s);
+    let other = match then {
+        Then::OtherArgs => {
+            let second = second_event(w, &user, case.setup).await;
+            match other_args(&args, &second) {
+                Some(other) => Some(other),
+                None => return, // nothing to vary
+            }
+        }
+        _ => None,
+    };
     let run = Run {
         w,
         user,
         via,
         conversation: ConversationKey::telegram(1000 + n as i64),
     };
-    let args = (case.args)(&s);
     let label = format!("{} via {via:?}, then {then:?}", case.tool);
     let before = run.actions().await;
 
@@ -233,7 +289,7 @@ async fn one(w: &World, n: usize, case: &Case, via: Via, then: Then) {
     );
 
     match then {
-        Then::Confirm => {}
+        Then::Confirm | Then::OtherArgs | Then::OtherUser => {}
         Then::Lapse => w.clock.advance_millis(61 * 60 * 1000),
         Then::Decline => {
             gate::decline(w.table.as_ref(), &run.user, &confirmation.id, now(w))
@@ -245,11 +301,31 @@ async fn one(w: &World, n: usize, case: &Case, via: Via, then: Then) {
         let approved = gate::approve(w.table.as_ref(), &run.user, &confirmation.id, now(w)).await;
         assert_eq!(
             approved.is_ok(),
-            matches!(then, Then::Confirm),
+            !matches!(then, Then::Lapse),
             "{label}: {approved:?}"
         );
     }
-    let second = run.call(case.tool, &args, 2, true).await;
+    if matches!(then, Then::OtherUser) {
+        // Someone else, on their own surface, makes the identical call: it cannot use the
+        // person's confirmation, and the person's records stay untouched.
+        let intruder = Run {
+            w,
+            user: w.account(&format!("x{n}")).await,
+            via,
+            conversation: ConversationKey::telegram(9000 + n as i64),
+        };
+        let theirs_before = intruder.actions().await;
+        let tried = intruder.call(case.tool, &args, 2, true).await;
+        assert!(
+            !matches!(&tried, GateOutcome::Ran(o) if o.is_ok()),
+            "{label}: another user's call must not run: {tried:?}"
+        );
+        assert_eq!(intruder.actions().await, theirs_before, "{label}");
+        assert_eq!(run.actions().await, before, "{label}: never runs");
+        return;
+    }
+    let second_args = other.as_ref().unwrap_or(&args);
+    let second = run.call(case.tool, second_args, 2, true).await;
     match then {
         Then::Confirm => {
             assert!(
@@ -269,7 +345,22 @@ async fn one(w: &World, n: usize, case: &Case, via: Via, then: Then) {
                 "{label}: runs once ({third:?})"
             );
         }
-        Then::Lapse | Then::Decline => {
+        Then::OtherArgs => {
+            // Held as a request of its own, or refused, or nothing to change: never a change.
+            assert_eq!(
+                run.actions().await,
+                before,
+                "{label}: other arguments never run on this confirmation ({second:?})"
+            );
+            // The confirmation was not used up by them: the confirmed call still runs, once.
+            let confirmed = run.call(case.tool, &args, 3, true).await;
+            assert!(
+                matches!(&confirmed, GateOutcome::Ran(o) if o.is_ok()),
+                "{label}: {confirmed:?}"
+            );
+            assert_eq!(run.actions().await, before + 1, "{label}");
+        }
+        Then::Lapse | Then::Decline | Then::OtherUser => {
             assert!(
                 matches!(second, GateOutcome::Held { .. }),
                 "{label}: {second:?}"
@@ -304,7 +395,7 @@ async fn every_holdable_capability_on_every_surface(w: World) {
     let mut n = 0;
     for case in cases() {
         for via in [Via::Chat, Via::Mcp, Via::Web] {
-            let mut thens = vec![Then::Confirm, Then::Lapse];
+            let mut thens = vec![Then::Confirm, Then::Lapse, Then::OtherArgs, Then::OtherUser];
             if matches!(via, Via::Mcp) {
                 thens.push(Then::Decline);
             }

@@ -34,7 +34,7 @@ const TABLE: [(&str, ConfirmKind); 25] = [
     ("register_attendee", ConfirmKind::NeverHeld),
     ("withdraw_attendee", ConfirmKind::HeldWhen),
     ("get_public_link", ConfirmKind::ReadOnly),
-    ("undo_last_action", ConfirmKind::NeverHeld),
+    ("undo_last_action", ConfirmKind::HeldWhen),
 ];
 
 /// What the capability's own declaration says about `args`: `Ok(Some)` held with this
@@ -285,7 +285,90 @@ async fn nothing_named_is_not_held_and_bad_input_is_refused(w: World) {
     }
 }
 
+async fn an_undo_is_held_when_it_changes_a_public_page(w: World) {
+    let u = w.account("alice").await;
+    // Nothing to undo: not held (the tool itself says so).
+    assert_eq!(describe(&w, &u, "undo_last_action", json!({})).await, None);
+    let draft = seed(&w, &u, false).await;
+    // The newest request changed only a draft: nobody else sees it.
+    assert_eq!(describe(&w, &u, "undo_last_action", json!({})).await, None);
+    w.ok(&u, "publish_event", json!({"event_id": draft.event}))
+        .await;
+    w.ok(
+        &u,
+        "update_event",
+        json!({"event_id": draft.event, "description": "With lunch."}),
+    )
+    .await;
+    let held = describe(&w, &u, "undo_last_action", json!({}))
+        .await
+        .expect("an undo on a published event is held");
+    assert!(held.starts_with("Undo your last request"), "{held}");
+    assert!(held.contains("\"Spring Open\" (published)"), "{held}");
+    assert!(held.contains("/e/spring-open"), "{held}");
+    // The description names the request, so it changes when the newest request does.
+    w.ok(
+        &u,
+        "add_room",
+        json!({"event_id": draft.event, "name": "Annex", "capacity": 5}),
+    )
+    .await;
+    let next = describe(&w, &u, "undo_last_action", json!({}))
+        .await
+        .unwrap();
+    assert_ne!(next, held);
+    // Undoing a cancel brings the public page back: held too.
+    let v = w.account("victor").await;
+    let s = seed(&w, &v, true).await;
+    w.ok(&v, "cancel_event", json!({"event_id": s.event})).await;
+    let reopen = describe(&w, &v, "undo_last_action", json!({}))
+        .await
+        .unwrap();
+    assert!(reopen.contains("(cancelled)"), "{reopen}");
+}
+
+async fn registration_is_held_only_when_it_changes(w: World) {
+    let u = w.account("alice").await;
+    let s = seed(&w, &u, true).await;
+    let ev = s.event.as_str();
+    // Already open, no deadline: the web form re-sending both changes nothing.
+    assert_eq!(
+        describe(
+            &w,
+            &u,
+            "set_registration",
+            json!({"event_id": ev, "open": true, "closes_at": ""})
+        )
+        .await,
+        None
+    );
+    let deadline = json!({"event_id": ev, "closes_at": "2026-12-10T12:00"});
+    let held = describe(&w, &u, "set_registration", deadline.clone())
+        .await
+        .expect("a new deadline of a published event is held");
+    assert!(held.contains("registration deadline"), "{held}");
+    w.ok(&u, "set_registration", deadline.clone()).await;
+    assert_eq!(
+        describe(&w, &u, "set_registration", deadline).await,
+        None,
+        "the same deadline again changes nothing"
+    );
+    // A deadline that does not parse is the tool's to refuse, not a reason to hold.
+    assert_eq!(
+        describe(
+            &w,
+            &u,
+            "set_registration",
+            json!({"event_id": ev, "closes_at": "soon"})
+        )
+        .await,
+        None
+    );
+}
+
 steward_store::backend_tests!(setup = world;
+    registration_is_held_only_when_it_changes,
+    an_undo_is_held_when_it_changes_a_public_page,
     the_held_table_matches_the_registry,
     a_draft_is_held_only_to_publish_or_delete,
     a_published_event_holds_every_visible_change,

@@ -35,7 +35,7 @@ async fn page_shows_published_events_only(w: World) {
         .await
         .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        err.for_model(),
         "A public event at /e/spring-open was not found. Check the id, for example with a list tool, and try again."
     );
     for bad in ["nope-nope", "../../etc", "SPRING#OPEN"] {

@@ -40,11 +40,24 @@ impl TestServer {
         backend: Backend,
         configure: impl FnOnce(SocketAddr) -> McpConfig,
     ) -> Option<Self> {
+        Self::start_with(
+            backend,
+            Arc::new(notes::registry(Arc::default())),
+            configure,
+        )
+        .await
+    }
+
+    /// A server on `backend` serving `registry`, configured by `configure(bound address)`.
+    pub async fn start_with(
+        backend: Backend,
+        registry: Arc<steward_harness::Registry>,
+        configure: impl FnOnce(SocketAddr) -> McpConfig,
+    ) -> Option<Self> {
         let clock = ManualClock::at_millis(TEST_START_MILLIS);
         let table = fresh_table(backend, Arc::new(clock.clone())).await?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let registry = Arc::new(notes::registry(Arc::default()));
         let app: axum::Router = mcp::routes(
             registry,
             Arc::clone(&table),
@@ -147,10 +160,21 @@ impl TestServer {
     }
 
     /// A 2026-07-28 request: `_meta` in the params, the standard headers; status and reply.
-    pub async fn stateless(&self, token: &str, method: &str, mut params: Value) -> (u16, Value) {
+    pub async fn stateless(&self, token: &str, method: &str, params: Value) -> (u16, Value) {
+        self.stateless_as(token, method, params, json!({})).await
+    }
+
+    /// A 2026-07-28 request from a client declaring `capabilities`.
+    pub async fn stateless_as(
+        &self,
+        token: &str,
+        method: &str,
+        mut params: Value,
+        capabilities: Value,
+    ) -> (u16, Value) {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": V_STATELESS,
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
             "io.modelcontextprotocol/clientInfo": {"name": "steward-tests", "version": "1"},
         });
         let name = params

@@ -36,14 +36,13 @@ pub fn status_of(e: &ServiceError) -> StatusCode {
     }
 }
 
-/// The message a person may see: the service's own words when expected, else generic.
+/// The message a person may see: the failure in page words ([`ServiceError::for_page`]);
+/// an unexpected failure is logged in full and reads as a generic error.
 pub fn message_of(e: &ServiceError) -> String {
-    if e.is_expected() {
-        e.to_string()
-    } else {
+    if !e.is_expected() {
         tracing::error!(error = %e, "web request failed");
-        "Something went wrong on our side. It has been logged; please try again.".to_owned()
     }
+    e.for_page()
 }
 
 /// The form field a failure blames (the field of an invalid input), if any.

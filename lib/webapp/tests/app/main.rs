@@ -9,5 +9,6 @@ mod approvals;
 mod auth;
 mod chat;
 mod events_ui;
+mod forms_gate;
 mod oidc;
 mod public;

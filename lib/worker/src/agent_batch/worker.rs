@@ -8,7 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
-use steward_harness::{Agent, InboundOutcome, Links, TurnError, handle_inbound};
+use steward_harness::approval_chat::{self, ApprovalNotice};
+use steward_harness::{Agent, InboundOutcome, Links, ServiceError, TurnError, handle_inbound};
 use steward_store::{
     Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
 };
@@ -59,18 +60,23 @@ impl Senders {
 
 /// Whether a turn's failure may clear within seconds, so retrying it at once is worth it: a
 /// retryable send (rate limits, provider 5xx, transport; the outbox fails a turn only for
-/// those) and a store that was throttled or failed at its backend. A failed condition, an
-/// oversized item or a malformed transaction is a bug; trying again at once would repeat it.
+/// those), a store that was throttled or failed at its backend, and a service conflict (a
+/// record changed under a step; read again, it goes through). A failed condition, an
+/// oversized item, a malformed transaction or any other service failure is a bug or a fact;
+/// trying again at once would repeat it (the redelivery schedule still tries it later).
 pub fn is_transient(error: &TurnError) -> bool {
     matches!(
         error,
-        TurnError::Send(_) | TurnError::Store(StoreError::Throttled(_) | StoreError::Backend(_))
+        TurnError::Send(_)
+            | TurnError::Store(StoreError::Throttled(_) | StoreError::Backend(_))
+            | TurnError::Service(ServiceError::Conflict { .. })
     )
 }
 
 /// Handles queued messages: decodes the [`InboundMessage`], picks its channel's sender and
 /// runs [`handle_inbound`], retrying transient failures ([`is_transient`]) within the
-/// delivery.
+/// delivery. A queued [`ApprovalNotice`] (an MCP request held for the person) is sent to their
+/// linked chats instead.
 #[derive(Debug, Clone)]
 pub struct TurnWorker {
     agent: Arc<Agent>,
@@ -130,6 +136,10 @@ impl TurnWorker {
         body: &str,
         give_up_at: Option<Instant>,
     ) -> Result<Option<InboundOutcome>, TurnError> {
+        if let Some(notice) = ApprovalNotice::from_body(body) {
+            self.deliver_notice(&notice).await?;
+            return Ok(None);
+        }
         let message: InboundMessage = match steward_edge::inbound::decode(body) {
             Ok(m) => m,
             Err(e) => {
@@ -163,6 +173,18 @@ impl TurnWorker {
             "inbound message handled"
         );
         Ok(Some(outcome))
+    }
+
+    /// Sends an MCP approval request to the person's linked chats (see
+    /// [`approval_chat::deliver`]): at most once, retried only when the store failed.
+    async fn deliver_notice(&self, notice: &ApprovalNotice) -> Result<(), TurnError> {
+        let senders: Vec<(Channel, &dyn ChannelSender)> = [Channel::Whatsapp, Channel::Telegram]
+            .into_iter()
+            .filter_map(|c| self.senders.for_channel(c).map(|s| (c, s)))
+            .collect();
+        let delivered = approval_chat::deliver_with(&self.agent, notice, &senders).await?;
+        tracing::info!(user = %notice.user, confirmation = %notice.confirmation, ?delivered, "approval request notice handled");
+        Ok(())
     }
 
     /// Handles an SQS batch (see [`process_batch`]) for an invocation that ends at
@@ -225,5 +247,11 @@ mod tests {
         assert!(!is_transient(&TurnError::Store(
             StoreError::InvalidTransaction("empty".into())
         )));
+        assert!(is_transient(&TurnError::Service(ServiceError::conflict(
+            "the identity"
+        ))));
+        assert!(!is_transient(&TurnError::Service(ServiceError::internal(
+            "a bug"
+        ))));
     }
 }

@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod agent_batch;
+mod approval_chat;
 mod end_to_end;
 mod support;

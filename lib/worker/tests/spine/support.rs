@@ -29,7 +29,7 @@ use steward_worker::agent_batch::{RetryPolicy, Senders, TurnWorker};
 use steward_testkit::fake_api::FakeApi;
 
 pub use steward_testkit::webhooks::{
-    APP_SECRET, TG_SECRET, VERIFY_TOKEN, tg_text, wa_button, wa_text,
+    APP_SECRET, TG_SECRET, VERIFY_TOKEN, now_secs, tg_text, wa_button, wa_text,
 };
 
 pub const PUBLIC_URL: &str = "https://steward.test";

@@ -1,7 +1,9 @@
 //! Activity: the account's audit trail, one row per request, newest first (`GET
 //! /app/activity`). A request is one chat message (every tool call of its turn), one web form
 //! post or one MCP call; its row lists each change it made. The request `undo::undo_last` would
-//! revert gets an Undo button (`POST /app/activity/undo`), which reverts the whole request.
+//! revert gets an Undo button (`POST /app/activity/undo`), which reverts the whole request —
+//! through the confirmation gate: an undo that changes a published or cancelled event asks
+//! first, like any held form.
 //! Public registrations are listed but are never on the undo stack, so never get a button.
 //!
 //! After an undo the page is fetched again with `?undone=1`, which makes it say what was
@@ -13,15 +15,19 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use maud::{Markup, html};
 use serde::Deserialize;
+use steward_events::tools::NoInput;
 use steward_harness::audit::{ActionHeader, ActionKind, RequestRecord, recent_requests};
+use steward_harness::undo::PreparedUndo;
 use steward_harness::undo::next_to_undo;
-use steward_harness::{ActionId, Actor, ServiceError, TimeZoneName, accounts, prepare_undo};
+use steward_harness::{ActionId, Actor, Ctx, ServiceError, TimeZoneName, accounts, prepare_undo};
 
 use super::local_time;
 use crate::csrf;
 use crate::layout;
 use crate::signed_in::SignedIn;
 use crate::state::WebState;
+use crate::ui::event::confirm::{self, Action, Gated};
+use crate::ui::event::fields::Fields;
 use crate::ui::respond::{UiError, message_of, status_of};
 
 /// The activity page.
@@ -42,13 +48,8 @@ pub struct ActivityQuery {
     pub undone: Option<String>,
 }
 
-/// The Undo button's form: the request the page offered to undo.
-#[derive(Debug, Default, Deserialize)]
-pub struct UndoForm {
-    /// The request (action) id shown next to the button.
-    #[serde(default)]
-    pub action: String,
-}
+/// The Undo button's field: the request (action) id the page offered to undo.
+pub const UNDO_ACTION_FIELD: &str = "action";
 
 /// Who did an action, as the account holder reads it.
 pub fn who(actor: Actor) -> &'static str {
@@ -148,7 +149,7 @@ fn trail(
                                     } @else if undoable == Some(request.action) {
                                         form.inline method="post" action=(UNDO_PATH) {
                                             (csrf::field(&signed_in.session))
-                                            input type="hidden" name="action" value=(request.action);
+                                            input type="hidden" name=(UNDO_ACTION_FIELD) value=(request.action);
                                             button.secondary type="submit" { "Undo" }
                                         }
                                     } @else if !request.has_undoable() && request.commits.iter().any(|c| c.kind == ActionKind::Undo) {
@@ -218,10 +219,11 @@ async fn show(
 async fn undo(
     State(state): State<WebState>,
     signed_in: SignedIn,
-    Form(form): Form<UndoForm>,
+    Form(f): Form<Fields>,
 ) -> Response {
-    match undo_offered(&state, &signed_in, &form).await {
-        Ok(()) => Redirect::to(&format!("{ACTIVITY_PATH}?undone=1")).into_response(),
+    match undo_offered(&state, &signed_in, &f).await {
+        Ok(Gated::Ran(())) => Redirect::to(&format!("{ACTIVITY_PATH}?undone=1")).into_response(),
+        Ok(Gated::Page(page)) => page,
         Err(e) => {
             let status = status_of(&e);
             let problem = message_of(&e);
@@ -233,23 +235,43 @@ async fn undo(
     }
 }
 
-/// Undoes the newest undoable request, but only if it is still the one the page showed the
-/// button next to (the assistant may have acted since): never revert what the person did not
-/// see.
-async fn undo_offered(
-    state: &WebState,
-    signed_in: &SignedIn,
-    form: &UndoForm,
-) -> Result<(), ServiceError> {
-    let prepared = prepare_undo(&signed_in.ctx(state)).await?;
-    if prepared.summary().undone.to_string() != form.action {
+/// Refuses unless the newest undoable request is still the one the page showed the button
+/// next to (the assistant may have acted since): never revert what the person did not see.
+async fn still_offered(ctx: &Ctx, shown: &str) -> Result<PreparedUndo, ServiceError> {
+    let prepared = prepare_undo(ctx).await?;
+    if prepared.summary().undone.to_string() != shown {
         return Err(ServiceError::CannotUndo {
             reason: "the newest change is not the one shown when this page was loaded; look at the list again"
                 .to_owned(),
         });
     }
-    prepared.commit().await?;
-    Ok(())
+    Ok(prepared)
+}
+
+/// Undoes the newest undoable request if it is the one the page offered, through the gate:
+/// an undo that changes an event other people see (see `steward_events::holds::undo`) asks
+/// first, like any held form.
+async fn undo_offered(
+    state: &WebState,
+    signed_in: &SignedIn,
+    f: &Fields,
+) -> Result<Gated<()>, ServiceError> {
+    let ctx = signed_in.ctx(state);
+    let shown = f.get(UNDO_ACTION_FIELD);
+    // Checked before asking too, so the confirmation page never describes another request.
+    drop(still_offered(&ctx, shown).await?);
+    let action = Action {
+        tool: "undo_last_action",
+        input: NoInput {},
+        verb: "undo it",
+        action: UNDO_PATH.to_owned(),
+        back: ACTIVITY_PATH.to_owned(),
+    };
+    confirm::run(state, &ctx, signed_in, f, action, async |ctx| {
+        still_offered(&ctx, shown).await?.commit().await?;
+        Ok(())
+    })
+    .await
 }
 
 /// The activity routes.

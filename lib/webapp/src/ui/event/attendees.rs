@@ -7,7 +7,7 @@ use steward_events::attendees::{self, AttendeeSource, AttendeeStatus};
 use steward_events::ids::AttendeeId;
 use steward_events::when;
 
-use super::confirm::{Gated, Risky};
+use super::confirm::Action;
 use super::form::{EventForm, Record};
 use super::view::View;
 use super::{Done, Outcome, event_path};
@@ -72,9 +72,9 @@ pub fn section(v: &View<'_>) -> Markup {
 
 /// `POST /app/events/{id}/attendees/{attendee}/withdraw` (asks first).
 pub async fn withdraw(Record(attendee): Record<AttendeeId>, form: EventForm) -> Response {
+    let id = &form.id;
     let result = async {
-        let id = &form.id;
-        let risky = Risky {
+        let action = Action {
             tool: "withdraw_attendee",
             input: WithdrawAttendeeInput {
                 event_id: id.to_string(),
@@ -82,16 +82,18 @@ pub async fn withdraw(Record(attendee): Record<AttendeeId>, form: EventForm) -> 
             },
             verb: "withdraw them",
             action: format!("{}/attendees/{attendee}/withdraw", event_path(id)),
+            back: event_path(id),
         };
-        let ctx = match form.ask(risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let u = attendees::withdraw(&ctx, id, &attendee)
-            .await?
-            .commit()
+        let ran = form
+            .run(action, async |ctx| {
+                let u = attendees::withdraw(&ctx, id, &attendee)
+                    .await?
+                    .commit()
+                    .await?;
+                Ok(Done::Withdrawn.unless_unchanged(u.is_unchanged()))
+            })
             .await?;
-        Ok(Done::Withdrawn.unless_unchanged(u.is_unchanged()))
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(WITHDRAW, result).await

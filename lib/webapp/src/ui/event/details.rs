@@ -6,11 +6,11 @@ use jiff::civil::DateTime;
 use maud::{Markup, html};
 use steward_events::events::{self, Event, EventStatus};
 use steward_events::text::{Description, EventName, TrackName, Venue};
-use steward_events::tools::{EventRefInput, UpdateEventInput};
+use steward_events::tools::{EventRefInput, SetRegistrationInput, UpdateEventInput};
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{Gated, Risky};
+use super::confirm::Action;
 use super::fields::{self, Fields};
 use super::form::EventForm;
 use super::view::View;
@@ -226,26 +226,30 @@ fn edit_input(event: &Event, f: &Fields) -> Result<UpdateEventInput, ServiceErro
 
 /// `POST /app/events/{id}/edit`.
 pub async fn edit(form: EventForm) -> Response {
+    let EventForm {
+        ctx, id, fields: f, ..
+    } = &form;
     let result = async {
-        let (id, f) = (&form.id, &form.fields);
-        let event = events::get_event(&form.ctx, id).await?;
+        let event = events::get_event(ctx, id).await?;
         let input = edit_input(&event, f)?;
         let changes = input.changes()?;
-        let risky = Risky {
+        let action = Action {
             tool: "update_event",
             input,
             verb: "change it",
             action: format!("{}/edit", super::event_path(id)),
+            back: super::event_path(id),
         };
-        let ctx = match form.ask(risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let u = events::update_event(&ctx, id, changes)
-            .await?
-            .commit()
+        let ran = form
+            .run(action, async |ctx| {
+                let u = events::update_event(&ctx, id, changes)
+                    .await?
+                    .commit()
+                    .await?;
+                Ok(Done::Saved.unless_unchanged(u.is_unchanged()))
+            })
             .await?;
-        Ok(Done::Saved.unless_unchanged(u.is_unchanged()))
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(EDIT, result).await
@@ -269,38 +273,40 @@ async fn status_change(form: EventForm, action: StatusAction) -> Response {
         StatusAction::Delete => ("delete_event", "delete", "delete"),
     };
     let result = async {
-        let risky = Risky {
+        let gated = Action {
             tool,
             input: EventRefInput {
                 event_id: id.to_string(),
             },
             verb,
             action: format!("{}/{path}", super::event_path(id)),
+            back: super::event_path(id),
         };
-        let ctx = match form.ask(risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        let (updated, done) = match action {
-            StatusAction::Publish => (
-                events::publish_event(&ctx, id).await?.commit().await?,
-                Done::Published,
-            ),
-            StatusAction::Cancel => (
-                events::cancel_event(&ctx, id).await?.commit().await?,
-                Done::Cancelled,
-            ),
-            StatusAction::Reopen => (
-                events::reopen_event(&ctx, id).await?.commit().await?,
-                Done::Reopened,
-            ),
-            StatusAction::Delete => {
-                events::delete_event(&ctx, id).await?.commit().await?;
-                let to = format!("{}?done=deleted", crate::paths::APP_HOME);
-                return Ok(Outcome::Page(Redirect::to(&to).into_response()));
-            }
-        };
-        Ok(done.unless_unchanged(updated.is_unchanged()))
+        let ran = form
+            .run(gated, async |ctx| {
+                let (updated, done) = match action {
+                    StatusAction::Publish => (
+                        events::publish_event(&ctx, id).await?.commit().await?,
+                        Done::Published,
+                    ),
+                    StatusAction::Cancel => (
+                        events::cancel_event(&ctx, id).await?.commit().await?,
+                        Done::Cancelled,
+                    ),
+                    StatusAction::Reopen => (
+                        events::reopen_event(&ctx, id).await?.commit().await?,
+                        Done::Reopened,
+                    ),
+                    StatusAction::Delete => {
+                        events::delete_event(&ctx, id).await?.commit().await?;
+                        let to = format!("{}?done=deleted", crate::paths::APP_HOME);
+                        return Ok(Outcome::Page(Redirect::to(&to).into_response()));
+                    }
+                };
+                Ok(Outcome::Done(done.unless_unchanged(updated.is_unchanged())))
+            })
+            .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(STATUS, result).await
@@ -328,8 +334,8 @@ pub async fn delete(form: EventForm) -> Response {
 
 /// `POST /app/events/{id}/registration`.
 pub async fn registration(form: EventForm) -> Response {
+    let EventForm { id, fields: f, .. } = &form;
     let result = async {
-        let f = &form.fields;
         let open = match f.get("open") {
             "yes" => true,
             "no" => false,
@@ -344,11 +350,28 @@ pub async fn registration(form: EventForm) -> Response {
             .opt("closes_at")
             .map(|t| when::parse_datetime("closes_at", t))
             .transpose()?;
-        let u = events::set_registration(&form.ctx, &form.id, Some(open), Some(closes_at))
-            .await?
-            .commit()
+        // The form as `set_registration`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "set_registration",
+            input: SetRegistrationInput {
+                event_id: id.to_string(),
+                open: Some(open),
+                closes_at: Some(closes_at.map(datetime_input).unwrap_or_default()),
+            },
+            verb: "change registration",
+            action: format!("{}/registration", super::event_path(id)),
+            back: super::event_path(id),
+        };
+        let ran = form
+            .run(action, async |ctx| {
+                let u = events::set_registration(&ctx, id, Some(open), Some(closes_at))
+                    .await?
+                    .commit()
+                    .await?;
+                Ok(Done::Registration.unless_unchanged(u.is_unchanged()))
+            })
             .await?;
-        Ok(Done::Registration.unless_unchanged(u.is_unchanged()))
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(REGISTRATION, result).await

@@ -12,7 +12,7 @@ use serde::Serialize;
 use steward_events::ids::{AttendeeId, EventId, RoomId, SessionId};
 use steward_harness::{Ctx, ServiceError};
 
-use super::confirm::{self, Gated, Risky};
+use super::confirm::{self, Action, Gated};
 use super::fields::Fields;
 use super::{Outcome, event_id, finish, parse_id};
 use crate::signed_in::SignedIn;
@@ -137,15 +137,20 @@ impl FromRequest<WebState> for EventForm {
 }
 
 impl EventForm {
-    /// Asks the capability's declaration about `risky` through the gate (see [`confirm::ask`]).
-    pub async fn ask<I: Serialize>(&self, risky: Risky<'_, I>) -> Result<Gated, ServiceError> {
-        confirm::ask(
+    /// Runs the form's action through the gate (see [`confirm::run`]): held, the confirmation
+    /// page; otherwise `act`, once, with a context carrying the spend of a confirmation.
+    pub async fn run<I: Serialize, T>(
+        &self,
+        action: Action<'_, I>,
+        act: impl AsyncFnOnce(Ctx) -> Result<T, ServiceError>,
+    ) -> Result<Gated<T>, ServiceError> {
+        confirm::run(
             &self.state,
             &self.ctx,
             &self.signed,
-            &self.id,
             &self.fields,
-            risky,
+            action,
+            act,
         )
         .await
     }

@@ -4,9 +4,11 @@
 //! either redirects back (Post/Redirect/Get, with a fixed notice) or re-renders the page with
 //! the problem next to the form and everything as typed (422).
 //!
-//! Held actions — decided by the capability's own declaration ([`steward_events::holds`]),
-//! through the same gate as the chat and MCP — first show a confirmation page, which re-posts
-//! the form with `confirm=yes` ([`confirm`]).
+//! Every form whose capability can be held runs through [`confirm::run`]: held actions —
+//! decided by the capability's own declaration ([`steward_events::holds`]) from the form
+//! converted into the capability's typed input, through the same gate as the chat and MCP —
+//! first show a confirmation page, which re-posts the form with `confirm=yes`
+//! ([`crate::ui::FORMS`] lists the forms and their capabilities).
 //!
 //! * [`page`]: drawing the whole page from [`view`]; [`fields`]: posted forms and parsing;
 //!   [`form`]: the extractors every form handler takes; [`confirm`]: the confirmation step.
@@ -186,8 +188,8 @@ impl Done {
     }
 
     /// This notice, or [`Done::Unchanged`] when the write changed nothing.
-    pub fn unless_unchanged(self, unchanged: bool) -> Outcome {
-        Outcome::Done(if unchanged { Self::Unchanged } else { self })
+    pub fn unless_unchanged(self, unchanged: bool) -> Self {
+        if unchanged { Self::Unchanged } else { self }
     }
 
     /// The redirect back to the event's page showing this notice.
@@ -214,6 +216,15 @@ pub enum Outcome {
 impl From<Done> for Outcome {
     fn from(done: Done) -> Self {
         Self::Done(done)
+    }
+}
+
+impl<T: Into<Outcome>> From<confirm::Gated<T>> for Outcome {
+    fn from(gated: confirm::Gated<T>) -> Self {
+        match gated {
+            confirm::Gated::Page(page) => Self::Page(page),
+            confirm::Gated::Ran(done) => done.into(),
+        }
     }
 }
 
@@ -244,7 +255,7 @@ pub(crate) async fn finish(
                 .renamed("end_time", "end");
             let problem = Problem {
                 form,
-                message: e.to_string(),
+                message: e.for_page(),
                 field: blamed.field,
                 fields,
             };

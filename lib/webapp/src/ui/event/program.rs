@@ -6,13 +6,15 @@ use jiff::civil::Time;
 use maud::{Markup, html};
 use steward_events::program::{self, LunchRule, ProgramChanges};
 use steward_events::schedule;
+use steward_events::tools::EventRefInput;
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::Done;
+use super::confirm::Action;
 use super::fields::{self, Fields};
 use super::form::EventForm;
 use super::view::View;
+use super::{Done, Outcome, event_path};
 use crate::ui::grid::{self, Grid};
 
 /// The settings form's name.
@@ -150,12 +152,15 @@ fn changes(f: &Fields) -> Result<ProgramChanges, ServiceError> {
 
 /// `POST /app/events/{id}/program`.
 pub async fn set(form: EventForm) -> Response {
+    let EventForm {
+        ctx, id, fields: f, ..
+    } = &form;
     let result = async {
-        let u = program::set_program(&form.ctx, &form.id, changes(&form.fields)?)
+        let u = program::set_program(ctx, id, changes(f)?)
             .await?
             .commit()
             .await?;
-        Ok(Done::Program.unless_unchanged(u.is_unchanged()))
+        Ok(Done::Program.unless_unchanged(u.is_unchanged()).into())
     }
     .await;
     form.finish(PROGRAM, result).await
@@ -163,12 +168,24 @@ pub async fn set(form: EventForm) -> Response {
 
 /// `POST /app/events/{id}/timetable`: builds it; when nothing fits, the page shows why.
 pub async fn build(form: EventForm) -> Response {
+    let id = &form.id;
     let result = async {
-        schedule::build_timetable(&form.ctx, &form.id)
-            .await?
-            .commit()
+        let action = Action {
+            tool: "build_timetable",
+            input: EventRefInput {
+                event_id: id.to_string(),
+            },
+            verb: "rebuild it",
+            action: format!("{}/timetable", event_path(id)),
+            back: event_path(id),
+        };
+        let ran = form
+            .run(action, async |ctx| {
+                schedule::build_timetable(&ctx, id).await?.commit().await?;
+                Ok(Done::Timetable)
+            })
             .await?;
-        Ok(Done::Timetable.into())
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(TIMETABLE, result).await

@@ -8,12 +8,12 @@ use steward_events::text::RoomName;
 use steward_events::when;
 use steward_harness::ServiceError;
 
-use super::confirm::{Gated, Risky};
+use super::confirm::Action;
 use super::fields::{self, Fields};
 use super::form::{EventForm, Record};
 use super::view::View;
 use super::{Done, Outcome, event_path};
-use steward_events::tools::RoomRefInput;
+use steward_events::tools::{AddRoomInput, RoomRefInput};
 
 /// The add form's name.
 const ADD: &str = "room-add";
@@ -88,6 +88,9 @@ pub fn section(v: &View<'_>) -> Markup {
 fn new_room(f: &Fields) -> Result<NewRoom, ServiceError> {
     let capacity = fields::number::<u32>("capacity", "a number of seats", f.get("capacity"), "40")?
         .ok_or_else(|| ServiceError::invalid("capacity", "give the number of seats"))?;
+    // Checked here as the service checks it, so the form names the problem in its words
+    // before the input is asked about (the capability's schema would refuse it too).
+    steward_events::events::check_capacity("capacity", capacity)?;
     Ok(NewRoom {
         name: RoomName::parse(f.get("name"))?,
         capacity,
@@ -98,13 +101,30 @@ fn new_room(f: &Fields) -> Result<NewRoom, ServiceError> {
 
 /// `POST /app/events/{id}/rooms`.
 pub async fn add(form: EventForm) -> Response {
+    let EventForm { id, fields: f, .. } = &form;
     let result = async {
-        let new = new_room(&form.fields)?;
-        rooms::add_room(&form.ctx, &form.id, new)
-            .await?
-            .commit()
+        let new = new_room(f)?;
+        // The form as `add_room`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "add_room",
+            input: AddRoomInput {
+                event_id: id.to_string(),
+                name: new.name.to_string(),
+                capacity: new.capacity,
+                available_from: new.available_from.map(when::fmt_time),
+                available_until: new.available_until.map(when::fmt_time),
+            },
+            verb: "add it",
+            action: format!("{}/rooms", event_path(id)),
+            back: event_path(id),
+        };
+        let ran = form
+            .run(action, async |ctx| {
+                rooms::add_room(&ctx, id, new).await?.commit().await?;
+                Ok(Done::RoomAdded)
+            })
             .await?;
-        Ok(Done::RoomAdded.into())
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(ADD, result).await
@@ -112,9 +132,9 @@ pub async fn add(form: EventForm) -> Response {
 
 /// `POST /app/events/{id}/rooms/{room}/remove` (asks first when the event is published).
 pub async fn remove(Record(room): Record<RoomId>, form: EventForm) -> Response {
+    let id = &form.id;
     let result = async {
-        let id = &form.id;
-        let risky = Risky {
+        let action = Action {
             tool: "remove_room",
             input: RoomRefInput {
                 event_id: id.to_string(),
@@ -122,13 +142,15 @@ pub async fn remove(Record(room): Record<RoomId>, form: EventForm) -> Response {
             },
             verb: "remove it",
             action: format!("{}/rooms/{room}/remove", event_path(id)),
+            back: event_path(id),
         };
-        let ctx = match form.ask(risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        rooms::remove_room(&ctx, id, &room).await?.commit().await?;
-        Ok(Done::RoomRemoved.into())
+        let ran = form
+            .run(action, async |ctx| {
+                rooms::remove_room(&ctx, id, &room).await?.commit().await?;
+                Ok(Done::RoomRemoved)
+            })
+            .await?;
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(REMOVE, result).await

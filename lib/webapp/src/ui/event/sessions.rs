@@ -9,12 +9,12 @@ use steward_events::sessions::{self, NewSession, Session};
 use steward_events::text::SessionTitle;
 use steward_harness::ServiceError;
 
-use super::confirm::{Gated, Risky};
+use super::confirm::Action;
 use super::fields::{self, Fields};
 use super::form::{EventForm, Record};
 use super::view::View;
 use super::{Done, Outcome, event_path};
-use steward_events::tools::SessionRefInput;
+use steward_events::tools::{AddSessionInput, SessionRefInput};
 
 /// The add form's name.
 const ADD: &str = "session-add";
@@ -179,13 +179,33 @@ fn new_session(f: &Fields) -> Result<NewSession, ServiceError> {
 
 /// `POST /app/events/{id}/sessions`.
 pub async fn add(form: EventForm) -> Response {
+    let EventForm { id, fields: f, .. } = &form;
     let result = async {
-        let new = new_session(&form.fields)?;
-        sessions::add_session(&form.ctx, &form.id, new)
-            .await?
-            .commit()
+        let new = new_session(f)?;
+        // The form as `add_session`'s own input, rendered from the parsed values.
+        let action = Action {
+            tool: "add_session",
+            input: AddSessionInput {
+                event_id: id.to_string(),
+                title: new.title.to_string(),
+                duration_minutes: new.duration_minutes,
+                speakers: new.speakers.clone(),
+                track: new.track.clone(),
+                after: new.after.iter().map(ToString::to_string).collect(),
+                min_capacity: new.min_capacity,
+                room_id: new.room.as_ref().map(ToString::to_string),
+            },
+            verb: "add it",
+            action: format!("{}/sessions", event_path(id)),
+            back: event_path(id),
+        };
+        let ran = form
+            .run(action, async |ctx| {
+                sessions::add_session(&ctx, id, new).await?.commit().await?;
+                Ok(Done::SessionAdded)
+            })
             .await?;
-        Ok(Done::SessionAdded.into())
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(ADD, result).await
@@ -194,9 +214,9 @@ pub async fn add(form: EventForm) -> Response {
 /// `POST /app/events/{id}/sessions/{session}/remove` (asks first when the event is
 /// published).
 pub async fn remove(Record(session): Record<SessionId>, form: EventForm) -> Response {
+    let id = &form.id;
     let result = async {
-        let id = &form.id;
-        let risky = Risky {
+        let action = Action {
             tool: "remove_session",
             input: SessionRefInput {
                 event_id: id.to_string(),
@@ -204,16 +224,18 @@ pub async fn remove(Record(session): Record<SessionId>, form: EventForm) -> Resp
             },
             verb: "remove it",
             action: format!("{}/sessions/{session}/remove", event_path(id)),
+            back: event_path(id),
         };
-        let ctx = match form.ask(risky).await? {
-            Gated::Page(page) => return Ok(Outcome::Page(page)),
-            Gated::Go(ctx) => ctx,
-        };
-        sessions::remove_session(&ctx, id, &session)
-            .await?
-            .commit()
+        let ran = form
+            .run(action, async |ctx| {
+                sessions::remove_session(&ctx, id, &session)
+                    .await?
+                    .commit()
+                    .await?;
+                Ok(Done::SessionRemoved)
+            })
             .await?;
-        Ok(Done::SessionRemoved.into())
+        Ok(Outcome::from(ran))
     }
     .await;
     form.finish(REMOVE, result).await

@@ -1,0 +1,75 @@
+//! Stored steps: every step of a turn (a model response, a round of tool results, a sentence
+//! the harness wrote) is written once at its position, and a resumed turn reuses what an
+//! earlier attempt stored instead of doing it again.
+
+use steward_store::StoreError;
+
+use steward_llm::ToolUseBlock;
+
+use super::run::ModelRun;
+use super::tool_round::{not_run, tools_row};
+use super::{NOT_RUN_CUT_OFF, TurnError};
+use crate::keys;
+use crate::transcript::{self, ModelRow, PlacedRow};
+
+/// The work of one step, done only when no earlier attempt stored its row.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Work<'a> {
+    /// Call the model (`calls` made so far this turn).
+    AskModel {
+        /// Model calls made so far this turn (the cap is checked against it).
+        calls: u32,
+    },
+    /// Run these tool calls as one round.
+    RunTools(&'a [ToolUseBlock]),
+    /// Answer these calls of a cut-off response with "not run".
+    NotRun(&'a [ToolUseBlock]),
+}
+
+impl ModelRun<'_> {
+    /// The row an earlier attempt stored at `step` of this turn, if any.
+    pub(super) fn stored(&self, step: u32) -> Option<ModelRow> {
+        self.this_turn
+            .iter()
+            .find(|r| r.step == step)
+            .map(|r| r.row.clone())
+    }
+
+    /// Stores `row` at `step` (written once; a racing copy's row wins) and returns what is
+    /// stored.
+    pub(super) async fn store(&mut self, step: u32, row: ModelRow) -> Result<ModelRow, StoreError> {
+        transcript::append(
+            self.agent.table().as_ref(),
+            &self.input.conversation,
+            self.conv.meta.segment,
+            self.turn,
+            step,
+            row,
+        )
+        .await
+    }
+
+    /// The row at `step`: the stored one when an earlier attempt got this far, else the one
+    /// `work` produces, stored now.
+    pub(super) async fn memo(&mut self, step: u32, work: Work<'_>) -> Result<ModelRow, TurnError> {
+        if let Some(row) = self.stored(step) {
+            return Ok(row);
+        }
+        let row = match work {
+            Work::AskModel { calls } => self.ask_model(step, calls).await?,
+            Work::RunTools(uses) => tools_row(self.run_round(uses).await?),
+            Work::NotRun(uses) => tools_row(not_run(uses, NOT_RUN_CUT_OFF)),
+        };
+        Ok(self.store(step, row).await?)
+    }
+
+    /// Adds a row to what the next model call sees.
+    pub(super) fn push(&mut self, step: u32, row: ModelRow) {
+        self.history.push(PlacedRow {
+            sk: keys::model_sk(self.conv.meta.segment, self.turn, step),
+            turn: self.turn,
+            step,
+            row,
+        });
+    }
+}

@@ -1,0 +1,408 @@
+//! The turn: one user message in, one reply out, with every step persisted as it happens.
+//!
+//! Order (DESIGN.md, "The turn"): claim the message (duplicate → drop; unfinished → resume);
+//! cheap guards before any model call (hourly cap, paused account, no model); the user row (a
+//! fresh context block and the user's words, stored verbatim); then at most
+//! [`MODEL_CALLS_PER_TURN_MAX`] model calls — a step whose response is already stored is
+//! reused, never re-asked; tool calls run in order through the gate and the registry, each
+//! with its `tool_use` id as the effect key, and a round's results are stored together; then
+//! the reply is shaped, recorded in the visible transcript, sent, and the message marked done.
+//!
+//! A crash anywhere repeats at most one model call and never a data change; the reply is sent
+//! at least once (a crash between sending and marking done sends it again).
+//!
+//! The steps, one module each: this module claims, guards and replies; `model_run` walks the
+//! model loop, `next_step` reads what follows a stored model row (a pure function, so a resumed
+//! turn takes the same path), `memo` stores each step once and reuses it on resume,
+//! `tool_round` runs one round of tool calls, and `model_call` builds and sends a request
+//! (also behind compaction's seam, [`crate::compaction::NotesModel`]).
+
+mod memo;
+mod model_call;
+mod model_run;
+mod next_step;
+mod run;
+mod tool_round;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use steward_channels::ChannelProfile;
+use steward_llm::{Effort, LlmClient, Role, ThinkingConfig};
+use steward_store::{Clock, Table};
+use tracing::Instrument;
+
+use self::run::ModelRun;
+use crate::chat_tools::ChatTools;
+use crate::conversation::{self, Claim, Conversation};
+pub use crate::error::TurnError;
+use crate::ids::{ActionId, ChannelName, ConversationKey, UserId};
+use crate::limits::{COMPACTION_CHARS_DEFAULT, MESSAGES_PER_HOUR_MAX, MODEL_CALLS_PER_TURN_MAX};
+use crate::prompt::FrozenPrefix;
+use crate::shaping::{ShapedReply, shape_reply};
+use crate::transcript::{self, SeenRow};
+use crate::{AccountStatus, ContextSource, Registry, accounts};
+
+/// Said when the model keeps calling tools past the cap.
+pub const BAIL_OUT: &str =
+    "I got tangled up in that. Can you say it again, or break it into smaller steps?";
+/// Said when the provider is rate-limiting or overloaded (after the client's one retry).
+pub const SWAMPED: &str = "I'm swamped right now — please try again in a minute.";
+/// Said when the model call timed out (after the client's one retry).
+pub const TIMED_OUT: &str = "That took too long on my side — please try again in a minute.";
+/// Said when the model call failed for any other reason.
+pub const BROKEN: &str =
+    "Something went wrong on my side and I couldn't finish that. Please try again in a moment.";
+/// Said when the model refused.
+pub const REFUSED: &str = "Sorry, I can't help with that one.";
+/// Appended when the model's answer was cut off.
+pub const CUT_OFF: &str =
+    "(My answer was cut off there — ask me to continue, or to keep it shorter.)";
+/// Said, without calling the model, when the hourly cap is reached.
+pub const BUSY: &str =
+    "You're sending messages faster than I can keep up with. Give me a few minutes and try again.";
+/// Said, without calling the model, to a paused account.
+pub const PAUSED: &str = "Your account is paused, so I can't make changes right now. Check your account settings or contact support to resume it.";
+/// Said, without calling the model, when no model is configured.
+pub const NO_MODEL: &str = "My brain isn't plugged in yet: no AI model is configured for this Steward. Everything else (the web app, links, public pages) works; ask whoever runs it to set a model key.";
+/// The result of a tool call that was cut off with the model's answer.
+const NOT_RUN_CUT_OFF: &str = "Not run: your response was cut off before this call was complete.";
+
+/// How a turn's reply reaches the person: the channel's profile, reactions, and sending.
+#[async_trait]
+pub trait Outbox: Send + Sync {
+    /// What the channel can show.
+    fn profile(&self) -> ChannelProfile;
+    /// Puts `emoji` on the user's message. `Err` with a reason when it did not go out.
+    async fn react(&self, emoji: &str) -> Result<(), String>;
+    /// Sends the reply. `Err` makes the turn fail so it is retried (and the reply resent).
+    async fn send(&self, reply: &ShapedReply) -> Result<(), String>;
+}
+
+/// The model settings of every request: set explicitly, never left to a provider default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSettings {
+    /// Model id.
+    pub model: String,
+    /// Output tokens per response (reasoning included).
+    pub max_tokens: u32,
+    /// Reasoning configuration.
+    pub thinking: Option<ThinkingConfig>,
+    /// Effort of normal turns.
+    pub effort: Option<Effort>,
+}
+
+impl ModelSettings {
+    /// Adaptive thinking at medium effort with the default output budget.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            max_tokens: steward_llm::OUTPUT_TOKENS_MAX,
+            thinking: Some(ThinkingConfig::adaptive()),
+            effort: Some(Effort::Medium),
+        }
+    }
+}
+
+/// Limits of a turn; the operator-facing ones are configurable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnLimits {
+    /// Model calls per message.
+    pub model_calls_max: u32,
+    /// Messages per conversation per hour.
+    pub messages_per_hour: u32,
+    /// Characters of non-reasoning history at which a segment is compacted.
+    pub compaction_chars: usize,
+}
+
+impl Default for TurnLimits {
+    fn default() -> Self {
+        Self {
+            model_calls_max: MODEL_CALLS_PER_TURN_MAX,
+            messages_per_hour: MESSAGES_PER_HOUR_MAX,
+            compaction_chars: COMPACTION_CHARS_DEFAULT,
+        }
+    }
+}
+
+/// A message to run a turn for, from a known user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnInput {
+    /// The conversation.
+    pub conversation: ConversationKey,
+    /// Its channel.
+    pub channel: ChannelName,
+    /// The verified user (from the channel identity or the web session).
+    pub user: UserId,
+    /// The provider's message id (dedupe).
+    pub message_id: String,
+    /// What the person wrote (or the title of the button they pressed).
+    pub text: String,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// The message had been handled completely before: nothing was done.
+    Duplicate,
+    /// The turn finished and this reply was sent (or, when silent, a reaction answered).
+    Replied {
+        /// The turn's number.
+        turn: u64,
+        /// What was sent.
+        reply: ShapedReply,
+    },
+}
+
+/// The chat runtime: everything a turn needs, built once per process.
+pub struct Agent {
+    table: Arc<dyn Table>,
+    clock: Arc<dyn Clock>,
+    model: Option<Arc<dyn LlmClient>>,
+    settings: ModelSettings,
+    limits: TurnLimits,
+    registry: Arc<Registry>,
+    context: Arc<dyn ContextSource>,
+    prefix: FrozenPrefix,
+    /// The conversation-scoped tools (`set_active_record`, `react`).
+    chat_tools: ChatTools,
+    /// Process-wide: once the provider rejected an optional feature, stop sending it.
+    lean: AtomicBool,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.settings.model)
+            .field("configured", &self.model.is_some())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The domain's parts an [`Agent`] is built from.
+pub struct Domain {
+    /// The product name the assistant goes by.
+    pub product: String,
+    /// The domain's part of the system prompt.
+    pub prompt: String,
+    /// The shared tool registry; each capability declares which of its calls are held.
+    pub registry: Arc<Registry>,
+    /// The per-turn context block.
+    pub context: Arc<dyn ContextSource>,
+}
+
+/// A reply the turn settled on, before shaping.
+struct Draft {
+    text: String,
+}
+
+impl Agent {
+    /// An agent over `table` for `domain`; `model` None means no model is configured.
+    pub fn new(
+        table: Arc<dyn Table>,
+        clock: Arc<dyn Clock>,
+        model: Option<Arc<dyn LlmClient>>,
+        settings: ModelSettings,
+        limits: TurnLimits,
+        domain: Domain,
+    ) -> Self {
+        let prefix = FrozenPrefix::new(&domain.product, &domain.prompt, &domain.registry);
+        Self {
+            table,
+            clock,
+            model,
+            settings,
+            limits,
+            registry: domain.registry,
+            context: domain.context,
+            prefix,
+            chat_tools: ChatTools::new(),
+            lean: AtomicBool::new(false),
+        }
+    }
+
+    /// The frozen prefix every request starts with.
+    pub fn prefix(&self) -> &FrozenPrefix {
+        &self.prefix
+    }
+
+    /// The shared registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Whether an optional feature was rejected and requests now go without them.
+    pub fn is_lean(&self) -> bool {
+        self.lean.load(Ordering::Relaxed)
+    }
+
+    /// Runs (or resumes) the turn for `input`, replying through `outbox`.
+    pub async fn handle(
+        &self,
+        input: &TurnInput,
+        outbox: &dyn Outbox,
+    ) -> Result<TurnOutcome, TurnError> {
+        let now = self.clock.now_millis();
+        let claim = conversation::claim(
+            self.table.as_ref(),
+            &input.conversation,
+            &input.channel,
+            Some(&input.user),
+            &input.message_id,
+            now,
+            self.limits.messages_per_hour,
+        )
+        .await?;
+        let Claim::Turn {
+            turn,
+            resumed,
+            capped,
+            conversation,
+            action,
+        } = claim
+        else {
+            tracing::info!(conversation = %input.conversation, message = %input.message_id, "duplicate message dropped");
+            return Ok(TurnOutcome::Duplicate);
+        };
+        let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
+        self.run(input, outbox, turn, capped, conversation, action)
+            .instrument(span)
+            .await
+    }
+
+    async fn run(
+        &self,
+        input: &TurnInput,
+        outbox: &dyn Outbox,
+        turn: u64,
+        capped: bool,
+        conv: Conversation,
+        action: ActionId,
+    ) -> Result<TurnOutcome, TurnError> {
+        let table = self.table.as_ref();
+        let key = &input.conversation;
+        let now = self.clock.now_millis();
+        transcript::put_seen(
+            table,
+            key,
+            turn,
+            transcript::SEEN_USER,
+            SeenRow {
+                role: Role::User,
+                text: Some(input.text.clone()),
+                buttons: Vec::new(),
+                reaction: None,
+                at_ms: now,
+            },
+        )
+        .await?;
+
+        // A reply already recorded by an earlier attempt: send it again, nothing else.
+        let reply = match transcript::get_seen(table, key, turn, transcript::SEEN_REPLY).await? {
+            Some(seen) => ShapedReply {
+                text: seen.text,
+                buttons: seen.buttons,
+            },
+            None => {
+                let draft = self
+                    .decide(input, outbox, turn, capped, conv, action)
+                    .await?;
+                let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
+                    .await?
+                    .is_some();
+                let shaped = shape_reply(&draft.text, &outbox.profile(), reacted);
+                transcript::record_shown(table, key, &input.channel, turn, &draft.text, &shaped)
+                    .await?;
+                let stored = transcript::put_seen(
+                    table,
+                    key,
+                    turn,
+                    transcript::SEEN_REPLY,
+                    SeenRow {
+                        role: Role::Assistant,
+                        text: shaped.text.clone(),
+                        buttons: shaped.buttons.clone(),
+                        reaction: None,
+                        at_ms: self.clock.now_millis(),
+                    },
+                )
+                .await?;
+                ShapedReply {
+                    text: stored.text,
+                    buttons: stored.buttons,
+                }
+            }
+        };
+        if !reply.is_silent() {
+            outbox.send(&reply).await.map_err(TurnError::Send)?;
+        }
+        conversation::finish(table, key, &input.message_id).await?;
+        tracing::info!(
+            silent = reply.is_silent(),
+            buttons = reply.buttons.len(),
+            "turn finished"
+        );
+        Ok(TurnOutcome::Replied { turn, reply })
+    }
+
+    /// The cheap guards, then the model loop.
+    async fn decide(
+        &self,
+        input: &TurnInput,
+        outbox: &dyn Outbox,
+        turn: u64,
+        capped: bool,
+        conv: Conversation,
+        action: ActionId,
+    ) -> Result<Draft, TurnError> {
+        if capped {
+            tracing::warn!("hourly message cap reached; answered without the model");
+            return Ok(Draft { text: BUSY.into() });
+        }
+        let profile = match accounts::get_profile(self.table.as_ref(), &input.user).await {
+            Ok(p) => Some(p),
+            Err(crate::ServiceError::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if profile
+            .as_ref()
+            .is_some_and(|p| p.status == AccountStatus::Paused)
+        {
+            tracing::info!("paused account; answered without the model");
+            return Ok(Draft {
+                text: PAUSED.into(),
+            });
+        }
+        let Some(model) = self.model.clone() else {
+            return Ok(Draft {
+                text: NO_MODEL.into(),
+            });
+        };
+        let mut run = ModelRun {
+            agent: self,
+            model,
+            input,
+            outbox,
+            turn,
+            conv,
+            action,
+            history: Vec::new(),
+            this_turn: Vec::new(),
+        };
+        run.go().await
+    }
+
+    pub(crate) fn limits(&self) -> &TurnLimits {
+        &self.limits
+    }
+
+    pub(crate) fn table(&self) -> &Arc<dyn Table> {
+        &self.table
+    }
+
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+}

@@ -1,0 +1,164 @@
+//! The model call of a turn: the request (frozen prefix, history, settings; lean mode once a
+//! provider rejected an optional feature), the recoverable rejections retried once, usage
+//! recorded — and [`TurnNotes`], the same call behind compaction's narrow seam.
+
+use std::sync::atomic::Ordering;
+
+use async_trait::async_trait;
+use steward_llm::{
+    CacheControl, CreateRequest, CreateResponse, Effort, InvalidKind, LlmClient, LlmError, Message,
+    OutputConfig,
+};
+
+use super::{Agent, BROKEN, SWAMPED, TIMED_OUT};
+use crate::compaction::NotesModel;
+use crate::conversation::{self, Conversation};
+use crate::ids::{ConversationKey, UserId};
+use crate::transcript::{self, PlacedRow};
+use crate::usage;
+
+impl Agent {
+    fn base_request(&self, messages: Vec<Message>, effort: Option<Effort>) -> CreateRequest {
+        let mut req = CreateRequest::new(&self.settings.model, self.settings.max_tokens, messages);
+        req.system = self.prefix.system().to_vec();
+        req.tools = self.prefix.tools().to_vec();
+        if !self.is_lean() {
+            req.thinking = self.settings.thinking.clone();
+            req.output_config = effort.map(|e| OutputConfig { effort: Some(e) });
+        }
+        req
+    }
+
+    /// Calls the model with `messages`, handling the recoverable rejections: a replayed
+    /// reasoning signature (strip reasoning up to `floor_at` and retry once) and an optional
+    /// feature (switch to lean mode and retry once).
+    pub(super) async fn call(
+        &self,
+        model: &dyn LlmClient,
+        conv: &mut Conversation,
+        rows: &[PlacedRow],
+        extra: Option<Message>,
+        effort: Option<Effort>,
+        floor_at: &str,
+    ) -> Result<CreateResponse, LlmError> {
+        let build = |conv: &Conversation, agent: &Agent| {
+            let mut messages = transcript::to_messages(rows, conv.meta.reasoning_floor.as_deref());
+            if let Some(extra) = &extra {
+                match messages.last_mut() {
+                    Some(last) if last.role == extra.role => {
+                        last.content.extend(extra.content.clone())
+                    }
+                    _ => messages.push(extra.clone()),
+                }
+            }
+            if let Some(last) = messages.last_mut() {
+                last.set_cache_control_on_last(Some(CacheControl::ephemeral()));
+            }
+            agent.base_request(messages, effort)
+        };
+        let mut retried = false;
+        loop {
+            let req = build(conv, self);
+            match model.create(&req).await {
+                Ok(resp) => return Ok(resp),
+                Err(LlmError::InvalidRequest {
+                    kind: InvalidKind::ThinkingSignatureRejected,
+                    message,
+                }) if !retried => {
+                    tracing::warn!(%message, "replayed reasoning rejected; stripping reasoning from earlier rows and retrying once");
+                    let floor = floor_at.to_owned();
+                    if let Ok(updated) = conversation::update(
+                        self.table.as_ref(),
+                        &conv.key,
+                        &conv.meta.channel,
+                        |m| m.reasoning_floor = Some(floor.clone()),
+                    )
+                    .await
+                    {
+                        *conv = updated;
+                    } else {
+                        conv.meta.reasoning_floor = Some(floor);
+                    }
+                }
+                Err(LlmError::InvalidRequest {
+                    kind: InvalidKind::OptionalFeatureRejected,
+                    message,
+                }) if !retried => {
+                    tracing::warn!(%message, "an optional model feature was rejected; switching to lean mode");
+                    self.lean.store(true, Ordering::Relaxed);
+                }
+                Err(e) => return Err(e),
+            }
+            retried = true;
+        }
+    }
+
+    /// Logs and records the tokens of one response (a failure to record is only logged).
+    pub(super) async fn record_usage(
+        &self,
+        user: &UserId,
+        conv: &ConversationKey,
+        turn: u64,
+        resp: &CreateResponse,
+    ) {
+        let u = &resp.usage;
+        tracing::info!(
+            conversation = %conv,
+            turn,
+            input_tokens = u.input_tokens,
+            output_tokens = u.output_tokens,
+            cache_read_tokens = u.cache_read_input_tokens,
+            cache_write_tokens = u.cache_creation_input_tokens,
+            "model usage"
+        );
+        if let Err(e) = usage::record(self.table.as_ref(), user, self.clock.now_millis(), u).await {
+            tracing::warn!(error = %e, "could not record usage");
+        }
+    }
+}
+
+/// The turn's model call as compaction's seam: the notes call runs at low effort like any
+/// other call of the turn, and its tokens count for the person.
+pub(super) struct TurnNotes<'a> {
+    pub(super) agent: &'a Agent,
+    pub(super) model: &'a dyn LlmClient,
+    pub(super) user: &'a UserId,
+    pub(super) turn: u64,
+}
+
+#[async_trait]
+impl NotesModel for TurnNotes<'_> {
+    async fn write_notes(
+        &self,
+        conv: &mut Conversation,
+        rows: &[PlacedRow],
+        request: Message,
+        floor_at: &str,
+    ) -> Result<CreateResponse, String> {
+        let resp = self
+            .agent
+            .call(
+                self.model,
+                conv,
+                rows,
+                Some(request),
+                Some(Effort::Low),
+                floor_at,
+            )
+            .await
+            .map_err(|e| format!("the summary call failed: {e}"))?;
+        self.agent
+            .record_usage(self.user, &conv.key, self.turn, &resp)
+            .await;
+        Ok(resp)
+    }
+}
+
+/// What the person reads when the model call failed.
+pub(super) fn failure_text(e: &LlmError) -> &'static str {
+    match e {
+        LlmError::RateLimited { .. } | LlmError::Overloaded => SWAMPED,
+        LlmError::Timeout => TIMED_OUT,
+        _ => BROKEN,
+    }
+}

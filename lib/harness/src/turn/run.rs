@@ -1,0 +1,28 @@
+//! The state of one turn's walk through the model loop. Its methods live beside the step they
+//! run (`model_run`, `memo`, `tool_round`); the struct sits in this leaf so those modules depend
+//! on it and not on each other in a circle.
+
+use std::sync::Arc;
+
+use steward_llm::LlmClient;
+
+use super::{Agent, TurnInput};
+use crate::conversation::Conversation;
+use crate::ids::ActionId;
+use crate::transcript::PlacedRow;
+
+/// One turn's walk through the model loop.
+pub(super) struct ModelRun<'a> {
+    pub(super) agent: &'a Agent,
+    pub(super) model: Arc<dyn LlmClient>,
+    pub(super) input: &'a TurnInput,
+    pub(super) outbox: &'a dyn super::Outbox,
+    pub(super) turn: u64,
+    pub(super) conv: Conversation,
+    /// The turn's request id: every tool call of the turn is one undo unit.
+    pub(super) action: ActionId,
+    /// Rows sent to the model so far, in order.
+    pub(super) history: Vec<PlacedRow>,
+    /// Rows of this turn after the user row, from an earlier attempt, by step.
+    pub(super) this_turn: Vec<PlacedRow>,
+}

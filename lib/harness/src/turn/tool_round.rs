@@ -1,0 +1,199 @@
+//! One round of tool calls: each call in order — the conversation's own tools
+//! ([`crate::chat_tools`]) here, every other through the gate and the shared registry with its
+//! `tool_use` id as the effect key — and the round's results fitted into one stored row.
+
+use serde_json::Value;
+use steward_llm::{ContentBlock, Message, Role, ToolUseBlock};
+
+use super::TurnError;
+use super::run::ModelRun;
+use crate::chat_tools::ChatToolCall;
+use crate::conversation;
+use crate::gate::{self, GateOutcome, Surface};
+use crate::ids::{EffectKey, ToolUseId};
+use crate::limits::TOOL_ROUND_BYTES_MAX;
+use crate::transcript::{self, ModelRow, RowSource, SeenRow};
+use crate::{ToolOutcome, ToolResult};
+
+impl ModelRun<'_> {
+    /// Runs one round of tool calls in order and returns their result blocks.
+    pub(super) async fn run_round(
+        &mut self,
+        uses: &[ToolUseBlock],
+    ) -> Result<Vec<ContentBlock>, TurnError> {
+        let mut out = Vec::with_capacity(uses.len());
+        for call in uses {
+            let (text, is_error) = self.run_one(call).await?;
+            out.push(ContentBlock::tool_result(&call.id, text, is_error));
+        }
+        Ok(fit_round(out))
+    }
+
+    async fn run_one(&mut self, call: &ToolUseBlock) -> Result<(String, bool), TurnError> {
+        let table = self.agent.table().as_ref();
+        let key = self.input.conversation.clone();
+        if let Some(parsed) = self.agent.chat_tools.parse(&call.name, &call.input) {
+            return match parsed {
+                Err(message) => Ok((message, true)),
+                Ok(ChatToolCall::SetActiveRecord(id)) => {
+                    let focus = id.clone();
+                    self.conv = conversation::update(table, &key, &self.input.channel, |m| {
+                        m.active_record = Some(focus.clone());
+                    })
+                    .await?;
+                    let summary = format!("Now talking about {id}.");
+                    Ok((
+                        ToolOutcome::Ok(ToolResult::new(summary)).to_model_text(),
+                        false,
+                    ))
+                }
+                Ok(ChatToolCall::React(emoji)) => {
+                    if transcript::get_seen(table, &key, self.turn, transcript::SEEN_REACTION)
+                        .await?
+                        .is_some()
+                    {
+                        return Ok((
+                            "Already reacted this turn; at most one reaction per turn.".into(),
+                            true,
+                        ));
+                    }
+                    match self.outbox.react(&emoji).await {
+                        Ok(()) => {
+                            transcript::put_seen(
+                                table,
+                                &key,
+                                self.turn,
+                                transcript::SEEN_REACTION,
+                                SeenRow {
+                                    role: Role::Assistant,
+                                    text: None,
+                                    buttons: Vec::new(),
+                                    reaction: Some(emoji.clone()),
+                                    at_ms: self.agent.clock().now_millis(),
+                                },
+                            )
+                            .await?;
+                            let summary = format!("Reacted with {emoji}.");
+                            Ok((
+                                ToolOutcome::Ok(ToolResult::new(summary)).to_model_text(),
+                                false,
+                            ))
+                        }
+                        Err(why) => {
+                            tracing::info!(%why, "reaction not delivered");
+                            Ok((
+                                format!(
+                                    "The reaction could not be delivered ({why}). Reply with a short text instead."
+                                ),
+                                true,
+                            ))
+                        }
+                    }
+                }
+            };
+        }
+        let Some(tool) = self.agent.registry().get(&call.name) else {
+            return Ok((
+                format!(
+                    "Unknown tool {}. Use only the tools you were given.",
+                    call.name
+                ),
+                true,
+            ));
+        };
+        let focuses = tool.is_focusing();
+        let tool_use = match ToolUseId::parse(&call.id) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!(error = %e, id = %call.id, "model sent an unusable tool_use id");
+                return Ok((
+                    "Internal error: this call has an unusable id; call the tool again.".into(),
+                    true,
+                ));
+            }
+        };
+        let effect = EffectKey::new(key.clone(), tool_use.clone());
+        let ctx = self.ctx().with_effect(effect);
+        let surface = Surface::Chat {
+            conversation: key.clone(),
+            turn: self.turn,
+        };
+        let outcome = match gate::run(
+            self.agent.registry(),
+            ctx,
+            &surface,
+            &call.name,
+            call.input.clone(),
+        )
+        .await
+        {
+            Ok(ran) => ran?,
+            Err(unknown) => GateOutcome::Ran(ToolOutcome::error(
+                crate::ToolErrorKind::InvalidArguments,
+                format!("Unknown tool {}.", unknown.name),
+            )),
+        };
+        if focuses
+            && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
+            && let Some(id) = result
+                .data
+                .as_ref()
+                .and_then(|d| d.get("id"))
+                .and_then(Value::as_str)
+        {
+            let focus = id.to_owned();
+            self.conv = conversation::update(table, &key, &self.input.channel, |m| {
+                m.active_record = Some(focus.clone());
+            })
+            .await?;
+        }
+        Ok(outcome.to_model_text())
+    }
+}
+
+pub(super) fn tools_row(blocks: Vec<ContentBlock>) -> ModelRow {
+    ModelRow {
+        message: Message::user(blocks),
+        source: RowSource::Tools,
+        stop_reason: None,
+    }
+}
+
+/// A result for each call saying it was not run, and why.
+pub(super) fn not_run(uses: &[ToolUseBlock], why: &str) -> Vec<ContentBlock> {
+    uses.iter()
+        .map(|u| ContentBlock::tool_result(&u.id, why, true))
+        .collect()
+}
+
+/// Trims a round's results so the stored row stays under [`TOOL_ROUND_BYTES_MAX`]: each
+/// result gets an equal share, cut on a character boundary with a visible marker.
+fn fit_round(blocks: Vec<ContentBlock>) -> Vec<ContentBlock> {
+    use steward_llm::ToolResultContent;
+    let size: usize = blocks
+        .iter()
+        .map(|b| serde_json::to_string(b).map_or(0, |s| s.len()))
+        .sum();
+    if size <= TOOL_ROUND_BYTES_MAX || blocks.is_empty() {
+        return blocks;
+    }
+    // JSON escaping can double a character; leave room for it.
+    let share = TOOL_ROUND_BYTES_MAX / blocks.len() / 2;
+    blocks
+        .into_iter()
+        .map(|mut b| {
+            if let ContentBlock::ToolResult(r) = &mut b
+                && let Some(ToolResultContent::Text(t)) = &mut r.content
+                && t.len() > share
+            {
+                let mut cut = share;
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                t.truncate(cut);
+                t.push_str(" …[truncated: this round's results were too large together]");
+            }
+            b
+        })
+        .collect()
+}

@@ -1,0 +1,504 @@
+//! `steward-stage`: Steward's deployed shape, run locally, under the faults production throws.
+//!
+//! The four function binaries (`target/debug/{webhook,agent,mcp,web}`, built with
+//! `cargo build -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web`)
+//! run as Lambda functions on a Runtime API emulator ([`runtime`]), behind API Gateway v2 events
+//! ([`apigw`]), over moto's SQS FIFO and DynamoDB (through a proxy that injects throttles,
+//! [`faults`]), with the agent fed by an event-source-mapping poller ([`esm`]) and loopback
+//! fakes for the model and Telegram ([`fakes`]). People ([`scenario`]) send messages with
+//! duplicate deliveries and double texts while the stage kills the agent; the figures
+//! ([`figures`]) must show zero duplicate effects, zero lost messages and zero disorder.
+//!
+//! `cargo run -p steward-stage -- --help` lists the knobs; the README's "The deployed shape,
+//! locally" section gives the CI and benchmark commands. Exit status 1 when any promise is
+//! broken, 2 when a piece of the stage could not start (the run reports no figures then).
+
+mod apigw;
+mod esm;
+mod fakes;
+mod faults;
+mod figures;
+mod runtime;
+mod scenario;
+mod setup;
+mod template;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+use crate::runtime::{FunctionSpec, Pool};
+
+/// How long the stage waits, after the people are done, for the queue to empty (a record whose
+/// agent was killed comes back only when the heartbeat's last extension runs out).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Warm webhook instances (API Gateway's burst is far larger; a few suffice on loopback).
+const WEBHOOK_INSTANCES: usize = 4;
+
+#[derive(Debug, Parser)]
+#[command(
+    about = "Run Steward's four Lambda functions locally under duplicates, double texts, kills and throttles, and print the figures"
+)]
+struct Args {
+    /// Conversations at once.
+    #[arg(long, default_value_t = 20)]
+    conversations: usize,
+    /// Turns per conversation (each asks for one event: a tool call with an effect).
+    #[arg(long, default_value_t = 5)]
+    turns: usize,
+    /// Share of webhook deliveries delivered twice (a third of them after the dedupe window).
+    #[arg(long, default_value_t = 0.30)]
+    duplicate_rate: f64,
+    /// Share of turns sent as a double text (a second message within 200 ms).
+    #[arg(long, default_value_t = 0.10)]
+    double_text_rate: f64,
+    /// Share of turns on which the agent process is killed (SIGKILL) at a random point.
+    #[arg(long, default_value_t = 0.05)]
+    kill_rate: f64,
+    /// A kill lands uniformly within this many milliseconds of the invocation's start (a kill
+    /// that would land after the invocation ended does not happen and is not counted).
+    #[arg(long, default_value_t = 1_500)]
+    kill_window_ms: u64,
+    /// Share of the functions' DynamoDB and SQS requests answered with a throttling error.
+    #[arg(long, default_value_t = 0.01)]
+    throttle_rate: f64,
+    /// The SQS deduplication window of the stage's moto, in seconds (AWS: 300).
+    #[arg(long, default_value_t = 5)]
+    dedupe_window_secs: u64,
+    /// The fake model's answer time, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    model_latency_ms: u64,
+    /// Agent instances (the mapping's maximum concurrency); default: the template's.
+    #[arg(long)]
+    agents: Option<usize>,
+    /// Records per agent invocation; default: the template's.
+    #[arg(long)]
+    batch_size: Option<usize>,
+    /// How long a person waits for a reply before counting the message as lost, in seconds.
+    #[arg(long, default_value_t = 240)]
+    reply_timeout_secs: u64,
+    /// The run's seed (conversations' choices); default: from the clock.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where the function binaries are; default: $CARGO_TARGET_DIR/debug or target/debug.
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::from(1),
+        Err(e) => {
+            eprintln!(
+                "stage: could not run: {e:#}\nstage: no figures are reported for a partial run"
+            );
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn bin_dir(args: &Args, root: &Path) -> PathBuf {
+    args.bin_dir.clone().unwrap_or_else(|| {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| root.join("target"), PathBuf::from)
+            .join("debug")
+    })
+}
+
+async fn run(args: Args) -> anyhow::Result<bool> {
+    let root = repo_root();
+    let bins = bin_dir(&args, &root);
+    let missing: Vec<String> = ["webhook", "agent", "mcp", "web"]
+        .iter()
+        .filter(|b| !bins.join(b).is_file())
+        .map(|b| format!("{b} (cargo build -p steward-fn-{b})"))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "function binaries missing in {}: {}",
+            bins.display(),
+            missing.join(", ")
+        );
+    }
+    let template = template::Template::parse(
+        &std::fs::read_to_string(root.join("template.yaml")).context("reading template.yaml")?,
+    )?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1)
+    });
+    let work = bins.join(format!("stage-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+
+    let moto = setup::Moto::start(&root, &work.join("emulator"), args.dedupe_window_secs)?;
+    let direct = setup::sdk(&moto.url).await;
+    let resources = setup::resources(&direct, &template).await?;
+    let (proxy, proxy_url) = faults::FaultProxy::start(&moto.url, args.throttle_rate).await?;
+    let (model, model_url) = fakes::FakeModel::start(
+        Duration::from_millis(args.model_latency_ms),
+        &work.join("model.jsonl"),
+    )
+    .await?;
+    let (telegram, telegram_url) = fakes::FakeTelegram::start().await?;
+
+    let mut users = HashMap::new();
+    for i in 0..args.conversations {
+        let chat = scenario::chat_of(i);
+        users.insert(
+            chat,
+            setup::person(resources.table.as_ref(), i, chat).await?,
+        );
+    }
+
+    let public_url = format!("https://{}", apigw::HOST);
+    let common = |extra: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = [
+            ("AWS_ENDPOINT_URL", proxy_url.as_str()),
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "stage"),
+            ("AWS_SECRET_ACCESS_KEY", "stage"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH", "true"),
+            ("RUST_LOG", "info"),
+            ("STEWARD_TABLE", resources.table_name.as_str()),
+            ("STEWARD_QUEUE_URL", resources.queue_url.as_str()),
+            ("STEWARD_PUBLIC_URL", public_url.as_str()),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        env.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        env
+    };
+    let spec = |name: &'static str, env: Vec<(String, String)>| {
+        let (timeout, memory_mb) = template.function(name);
+        FunctionSpec {
+            name,
+            binary: bins.join(name),
+            timeout,
+            memory_mb,
+            env,
+            log: work.join(format!("{name}.log")),
+        }
+    };
+    let agents = args.agents.unwrap_or(template.max_concurrency);
+    let batch_size = args.batch_size.unwrap_or(template.batch_size);
+    let webhook = Pool::start(
+        spec(
+            "webhook",
+            common(&[("TELEGRAM_WEBHOOK_SECRET", scenario::TELEGRAM_SECRET)]),
+        ),
+        WEBHOOK_INSTANCES,
+    )
+    .await?;
+    let agent = Pool::start(
+        spec(
+            "agent",
+            common(&[
+                ("STEWARD_MODEL_PROVIDER", "anthropic"),
+                ("ANTHROPIC_API_KEY", "stage-key"),
+                ("ANTHROPIC_BASE_URL", model_url.as_str()),
+                ("TELEGRAM_BOT_TOKEN", "123456:stage-bot-token"),
+                ("TELEGRAM_API_BASE", telegram_url.as_str()),
+            ]),
+        ),
+        agents,
+    )
+    .await?;
+    let mcp = Pool::start(
+        spec("mcp", common(&[("STEWARD_MCP_ALLOWED_HOSTS", apigw::HOST)])),
+        1,
+    )
+    .await?;
+    let web = Pool::start(
+        spec(
+            "web",
+            common(&[
+                ("STEWARD_OIDC_ISSUER", "https://issuer.stage.steward.test"),
+                ("STEWARD_OIDC_CLIENT_ID", "stage"),
+            ]),
+        ),
+        1,
+    )
+    .await?;
+    let api = Arc::new(apigw::Api {
+        webhook: webhook.clone(),
+        mcp: mcp.clone(),
+        web: web.clone(),
+        requests: AtomicU64::new(0),
+    });
+    smoke(&api).await?;
+
+    let esm = Arc::new(esm::Esm {
+        agent: agent.clone(),
+        sqs: resources.sqs.clone(),
+        queue_url: resources.queue_url.clone(),
+        queue_arn: resources.queue_arn.clone(),
+        batch_size,
+        kill_rate: args.kill_rate,
+        kill_window: Duration::from_millis(args.kill_window_ms),
+        stats: esm::EsmStats::default(),
+        stop: AtomicBool::new(false),
+    });
+    let poller = tokio::spawn(esm.clone().run());
+
+    println!(
+        "stage: {} conversations x {} turns, duplicates {:.0} %, double texts {:.0} %, kills {:.0} %, throttles {:.1} %, batch {batch_size}, {agents} agents, seed {seed}",
+        args.conversations,
+        args.turns,
+        args.duplicate_rate * 100.0,
+        args.double_text_rate * 100.0,
+        args.kill_rate * 100.0,
+        args.throttle_rate * 100.0,
+    );
+    let params = scenario::Params {
+        conversations: args.conversations,
+        turns: args.turns,
+        duplicate_rate: args.duplicate_rate,
+        double_text_rate: args.double_text_rate,
+        dedupe_window: Duration::from_secs(args.dedupe_window_secs),
+        reply_timeout: Duration::from_secs(args.reply_timeout_secs),
+        seed,
+    };
+    let people = Arc::new(scenario::PeopleStats::default());
+    let started = Instant::now();
+    let sent = scenario::run(&params, api.clone(), telegram.clone(), people.clone()).await?;
+    let conversed = started.elapsed();
+
+    // Let every duplicate and redelivery play out: the queue must drain on its own.
+    let drain_started = Instant::now();
+    let mut empty_checks = 0;
+    while empty_checks < 3 {
+        if esm.stop.load(Ordering::Relaxed) {
+            bail!("the event source mapping stopped: an agent instance could not be restarted");
+        }
+        if drain_started.elapsed() > DRAIN_TIMEOUT {
+            break;
+        }
+        match setup::queue_depth(&resources.sqs, &resources.queue_url).await {
+            Ok(0) => empty_checks += 1,
+            _ => empty_checks = 0,
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let left_in_queue = setup::queue_depth(&resources.sqs, &resources.queue_url).await?;
+    esm.stop.store(true, Ordering::Relaxed);
+    let _ = poller.await;
+    let dead_letters = setup::queue_depth(&resources.sqs, &resources.dlq_url).await?;
+
+    let figures = figures::collect(
+        resources.table.as_ref(),
+        &sent,
+        &users,
+        &telegram.all_sent(),
+    )
+    .await?;
+    let agents_done = agent.drain().await;
+    let report = Report {
+        figures: &figures,
+        people: &people,
+        esm: &esm.stats,
+        proxy: &proxy,
+        model_calls: model.calls(),
+        sends: telegram.all_sent().len(),
+        other_telegram_calls: telegram.other_calls(),
+        api_requests: api.requests.load(Ordering::Relaxed),
+        agent_seconds: agents_done
+            .iter()
+            .flat_map(|i| i.durations.iter())
+            .map(Duration::as_secs_f64)
+            .sum(),
+        agent_memory_mb: template.function("agent").1,
+        agent_restarts: agents_done.iter().map(|i| i.restarts).sum(),
+        left_in_queue,
+        dead_letters,
+        conversed,
+        logs: &work,
+    };
+    Ok(report.print())
+}
+
+/// Each HTTP function answers through the API before the scenario starts: health, MCP refusing
+/// a request without a token, the web app's public landing page.
+async fn smoke(api: &apigw::Api) -> anyhow::Result<()> {
+    let checks = [
+        ("GET", "/healthz", "", 200),
+        (
+            "POST",
+            "/mcp",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            401,
+        ),
+        ("GET", "/", "", 303),
+    ];
+    for (method, path, body, want) in checks {
+        let answer = api
+            .request(
+                method,
+                path,
+                &[
+                    ("content-type", "application/json"),
+                    ("accept", "application/json, text/event-stream"),
+                ],
+                body,
+                "198.51.100.1",
+            )
+            .await?;
+        if answer.status != want {
+            bail!(
+                "{method} {path} answered {} (expected {want}): {}",
+                answer.status,
+                answer.body.chars().take(300).collect::<String>()
+            );
+        }
+    }
+    Ok(())
+}
+
+struct Report<'a> {
+    figures: &'a figures::Figures,
+    people: &'a scenario::PeopleStats,
+    esm: &'a esm::EsmStats,
+    proxy: &'a faults::FaultProxy,
+    model_calls: u64,
+    sends: usize,
+    other_telegram_calls: u64,
+    api_requests: u64,
+    agent_seconds: f64,
+    agent_memory_mb: u32,
+    agent_restarts: u32,
+    left_in_queue: u64,
+    dead_letters: u64,
+    conversed: Duration,
+    logs: &'a Path,
+}
+
+impl Report<'_> {
+    /// Prints the figures; true when every promise held.
+    fn print(&self) -> bool {
+        let f = self.figures;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let ms =
+            |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()));
+        let kills = load(&self.esm.kills);
+        println!("---- faults injected");
+        println!(
+            "webhook deliveries      {} ({} non-2xx retried, {} given up)",
+            load(&self.people.deliveries),
+            load(&self.people.non_2xx),
+            load(&self.people.given_up)
+        );
+        println!(
+            "duplicate deliveries    {} within the dedupe window, {} after it",
+            load(&self.people.early_duplicates),
+            load(&self.people.late_duplicates)
+        );
+        println!(
+            "double texts            {}",
+            load(&self.people.double_texts)
+        );
+        println!(
+            "agent kills (SIGKILL)   {kills} ({} restarts)",
+            self.agent_restarts
+        );
+        println!(
+            "throttled requests      {} DynamoDB, {} SQS",
+            load(&self.proxy.throttled_dynamodb),
+            load(&self.proxy.throttled_sqs)
+        );
+        println!("---- what happened");
+        println!("messages sent           {}", f.messages);
+        println!(
+            "agent invocations       {} ({} records, {} reported failed, {} invocations failed)",
+            load(&self.esm.invocations),
+            load(&self.esm.records),
+            load(&self.esm.reported_failures),
+            load(&self.esm.failed_invocations)
+        );
+        println!("model calls             {}", self.model_calls);
+        println!(
+            "Telegram calls          {} sendMessage, {} typing/reactions",
+            self.sends, self.other_telegram_calls
+        );
+        println!(
+            "time conversing         {:.1} s",
+            self.conversed.as_secs_f64()
+        );
+        println!(
+            "webhook -> reply        p50 {}  p95 {}  p99 {}  max {}",
+            ms(f.percentile(0.5)),
+            ms(f.percentile(0.95)),
+            ms(f.percentile(0.99)),
+            ms(f.percentile(1.0))
+        );
+        println!("---- requests (cost-model inputs)");
+        println!("API Gateway requests    {}", self.api_requests);
+        println!(
+            "agent GB-seconds        {:.1} ({} MB)",
+            self.agent_seconds * f64::from(self.agent_memory_mb) / 1024.0,
+            self.agent_memory_mb
+        );
+        println!(
+            "ESM receives / deletes  {} / {}",
+            load(&self.esm.receives),
+            load(&self.esm.deletes)
+        );
+        for (op, n) in self.proxy.calls() {
+            println!("  {op:<44} {n}");
+        }
+        println!("---- promises");
+        let duplicate_rate = if kills == 0 {
+            0.0
+        } else {
+            f.duplicate_replies as f64 / kills as f64
+        };
+        println!("duplicate effects       {}", f.duplicate_effects);
+        println!("lost messages           {}", f.lost.len());
+        println!("out-of-order replies    {}", f.out_of_order);
+        println!("dead-lettered           {}", self.dead_letters);
+        println!("left in the queue       {}", self.left_in_queue);
+        println!(
+            "duplicate replies       {} ({duplicate_rate:.2} per kill)",
+            f.duplicate_replies
+        );
+        println!("other sends             {}", f.other_sends.len());
+        for lost in f.lost.iter().take(10) {
+            println!("  lost: {lost}");
+        }
+        for other in f.other_sends.iter().take(5) {
+            println!("  other send: {other}");
+        }
+        println!("function logs           {}", self.logs.display());
+        // A duplicate reply is allowed only where a kill fell between the send and its record.
+        let ok = f.duplicate_effects == 0
+            && f.lost.is_empty()
+            && f.out_of_order == 0
+            && self.dead_letters == 0
+            && self.left_in_queue == 0
+            && f.duplicate_replies as u64 <= kills;
+        println!(
+            "result                  {}",
+            if ok { "PASS" } else { "FAIL" }
+        );
+        ok
+    }
+}
