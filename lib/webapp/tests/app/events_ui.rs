@@ -469,3 +469,29 @@ async fn another_users_event_is_not_found() {
     );
     assert!(owner.get(&event).await.body.contains("badge draft"));
 }
+
+/// The form extractors: a malformed event id, or a malformed room, session or attendee id under
+/// a real event, is the UI's not-found page (never a 400 or a panic), and nothing changes.
+#[tokio::test]
+async fn malformed_ids_in_form_addresses_are_not_found_and_change_nothing() {
+    let app = TestApp::new().await;
+    let mut b = app.signed_in("Olga").await;
+    let event = create_event(&mut b, "Id Check").await;
+    for path in [
+        "/app/events/nonsense/edit".to_owned(),
+        "/app/events/nonsense/publish".to_owned(),
+        "/app/events/nonsense/rooms".to_owned(),
+        format!("{event}/rooms/not-a-room/remove"),
+        format!("{event}/sessions/%20/remove"),
+        format!("{event}/attendees/ev_{}/withdraw", "x".repeat(300)),
+    ] {
+        let page = b
+            .post_form(&path, &[("name", "Renamed"), ("confirm", "yes")])
+            .await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
+        assert!(page.body.contains("Back to your events"), "{path}: {}", page.body);
+    }
+    let page = b.get(&event).await;
+    assert!(page.body.contains("Id Check"));
+    assert!(page.body.contains("badge draft"));
+}
