@@ -42,7 +42,10 @@ pub async fn compact(
             &floor_at,
         )
         .await
-        .map_err(|e| format!("the summary call failed: {e}"))?;
+        .map_err(|e| {
+            crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
+            format!("the summary call failed: {e}")
+        })?;
     agent.record_usage(user, &conv.key, turn, &resp).await;
     let notes = text_of(&resp.content);
     if notes.trim().is_empty() {

@@ -73,6 +73,17 @@ pub trait Outbox: Send + Sync {
     async fn react(&self, emoji: &str) -> Result<(), String>;
     /// Sends the reply. `Err` makes the turn fail so it is retried (and the reply resent).
     async fn send(&self, reply: &ShapedReply) -> Result<(), String>;
+    /// Sends the reply, skipping the parts `parts` holds as delivered by an earlier attempt
+    /// and recording each part delivered now. The default sends it whole (an outbox with
+    /// nothing to resume).
+    async fn send_resuming(
+        &self,
+        reply: &ShapedReply,
+        parts: &dyn steward_channels::PartLedger,
+    ) -> Result<(), String> {
+        let _ = parts;
+        self.send(reply).await
+    }
 }
 
 /// The model settings of every request: set explicitly, never left to a provider default.
@@ -339,7 +350,11 @@ impl Agent {
             }
         };
         if !reply.is_silent() {
-            outbox.send(&reply).await.map_err(TurnError::Send)?;
+            let parts = crate::sent_parts::SentParts::new(table, self.clock.as_ref(), key, turn);
+            outbox
+                .send_resuming(&reply, &parts)
+                .await
+                .map_err(TurnError::Send)?;
         }
         conversation::finish(table, key, &input.message_id).await?;
         tracing::info!(
@@ -689,6 +704,9 @@ impl ModelRun<'_> {
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "model call failed");
+                            crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(
+                                &e,
+                            ));
                             return self.finish_with(step, failure_text(&e)).await;
                         }
                     }
@@ -728,6 +746,7 @@ impl ModelRun<'_> {
                 Some(StopReason::PauseTurn) => {}
                 Some(StopReason::Refusal) => {
                     tracing::info!("the model refused");
+                    crate::metrics::model_failure(crate::metrics::ModelFailureKind::Refused);
                     return self.finish_with(step, REFUSED).await;
                 }
                 Some(StopReason::MaxTokens | StopReason::ModelContextWindowExceeded) => {
