@@ -153,7 +153,7 @@ class TemplateTest(unittest.TestCase):
     def test_timeouts(self):
         self.assertLessEqual(self.fn("WebhookFunction")["Timeout"], 15, "the webhook answers fast")
         agent = self.fn("AgentFunction")["Timeout"]
-        self.assertGreaterEqual(agent, 12 * 60, "12 model calls at 60 s each")
+        self.assertGreaterEqual(agent, 12 * 60, "12 model calls; most take seconds, the longest minutes")
         self.assertLessEqual(agent, 900, "Lambda's maximum")
         for name in ("McpFunction", "WebFunction"):
             self.assertLessEqual(self.fn(name)["Timeout"], 30, "API Gateway's integration limit")
@@ -180,6 +180,15 @@ class TemplateTest(unittest.TestCase):
             self.assertGreaterEqual(param["MinValue"], 2, "SQS's minimum maximum concurrency")
             concurrency = param["Default"]
         self.assertGreaterEqual(concurrency, 2)
+
+    def test_agent_concurrency_can_be_reserved_and_is_not_by_default(self):
+        reserved = self.fn("AgentFunction")["ReservedConcurrentExecutions"]
+        self.assertEqual(reserved, {"Fn::If": ["HasAgentReservedConcurrency", {"Ref": "AgentReservedConcurrency"},
+                                               {"Ref": "AWS::NoValue"}]})
+        param = self.t["Parameters"]["AgentReservedConcurrency"]
+        self.assertEqual(param["Default"], 0, "a new account's small quota may not allow reserving any")
+        self.assertEqual(self.t["Conditions"]["HasAgentReservedConcurrency"],
+                         {"Fn::Not": [{"Fn::Equals": [{"Ref": "AgentReservedConcurrency"}, 0]}]})
 
     def test_fifo_queue_and_dead_letter_queue(self):
         q = self.r["TurnQueue"]["Properties"]
