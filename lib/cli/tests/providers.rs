@@ -80,7 +80,11 @@ async fn anthropic_one_message_one_tool_call_one_reply() {
         ],
     )
     .await;
-    assert!(server.model_label.starts_with("Anthropic"), "{}", server.model_label);
+    assert!(
+        server.model_label.starts_with("Anthropic"),
+        "{}",
+        server.model_label
+    );
     let transcript = one_turn(&mut server).await;
     assert_eq!(assistant_texts(&transcript), [REPLY]);
 
@@ -127,7 +131,11 @@ async fn bedrock_converse_one_message_one_tool_call_one_reply() {
         ],
     )
     .await;
-    assert!(server.model_label.starts_with("Amazon Bedrock"), "{}", server.model_label);
+    assert!(
+        server.model_label.starts_with("Amazon Bedrock"),
+        "{}",
+        server.model_label
+    );
     let transcript = one_turn(&mut server).await;
     assert_eq!(assistant_texts(&transcript), [REPLY]);
 
@@ -178,13 +186,21 @@ async fn openai_compatible_one_message_one_tool_call_one_reply() {
         ],
     )
     .await;
-    assert!(server.model_label.starts_with("OpenAI-compatible"), "{}", server.model_label);
+    assert!(
+        server.model_label.starts_with("OpenAI-compatible"),
+        "{}",
+        server.model_label
+    );
     let transcript = one_turn(&mut server).await;
     assert_eq!(assistant_texts(&transcript), [REPLY]);
 
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
-    assert!(requests.iter().all(|(path, _)| path == "/v1/chat/completions"));
+    assert!(
+        requests
+            .iter()
+            .all(|(path, _)| path == "/v1/chat/completions")
+    );
     let second = &requests[1].1;
     let last = second["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(last["role"], "tool");

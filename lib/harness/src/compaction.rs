@@ -61,7 +61,8 @@ pub async fn compact(
     meta.segment = next;
     // The notes sort first in the new segment (turn 0), before this turn's user row.
     let ops: Vec<WriteOp> = vec![
-        transcript::put_row_op(&conv.key, next, 0, 0, &row).map_err(|e| e.to_string())?,
+        transcript::put_row_op(&conv.key, next, 0, 0, &row, agent.clock().now_millis())
+            .map_err(|e| e.to_string())?,
         conversation::save_op(conv, &meta).map_err(|e| e.to_string())?,
     ];
     agent

@@ -176,7 +176,13 @@ mod tests {
 
     #[test]
     fn a_line_is_one_count_in_embedded_metric_format() {
-        let line = metric_line("Steward/prod", MODEL_FAILURES, KIND, "timeout", 1_700_000_000_000);
+        let line = metric_line(
+            "Steward/prod",
+            MODEL_FAILURES,
+            KIND,
+            "timeout",
+            1_700_000_000_000,
+        );
         assert!(!line.contains('\n'));
         let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
         assert_eq!(v["_aws"]["Timestamp"], 1_700_000_000_000_i64);
@@ -213,7 +219,10 @@ mod tests {
             ),
             (LlmError::Overloaded, "throttled"),
             (LlmError::Timeout, "timeout"),
-            (LlmError::invalid_request("temperature is not supported"), "refused"),
+            (
+                LlmError::invalid_request("temperature is not supported"),
+                "refused",
+            ),
             (
                 LlmError::Api {
                     status: 503,

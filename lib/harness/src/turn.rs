@@ -327,8 +327,16 @@ impl Agent {
                     .await?
                     .is_some();
                 let shaped = shape_reply(&draft.text, &outbox.profile(), reacted);
-                transcript::record_shown(table, key, &input.channel, turn, &draft.text, &shaped)
-                    .await?;
+                transcript::record_shown(
+                    table,
+                    key,
+                    &input.channel,
+                    turn,
+                    &draft.text,
+                    &shaped,
+                    self.clock.now_millis(),
+                )
+                .await?;
                 let stored = transcript::put_seen(
                     table,
                     key,
@@ -589,8 +597,10 @@ impl ModelRun<'_> {
                 source: RowSource::User,
                 stop_reason: None,
             };
+            let now = self.agent.clock().now_millis();
             let stored =
-                transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row).await?;
+                transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row, now)
+                    .await?;
             rows.push(PlacedRow {
                 sk: crate::keys::model_sk(self.conv.meta.segment, self.turn, 0),
                 turn: self.turn,
@@ -632,6 +642,7 @@ impl ModelRun<'_> {
             self.turn,
             step,
             row,
+            self.agent.clock().now_millis(),
         )
         .await?;
         Ok(stored)
@@ -704,9 +715,7 @@ impl ModelRun<'_> {
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "model call failed");
-                            crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(
-                                &e,
-                            ));
+                            crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
                             return self.finish_with(step, failure_text(&e)).await;
                         }
                     }

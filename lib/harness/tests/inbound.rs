@@ -589,7 +589,9 @@ async fn a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again(s:
 async fn a_reply_failing_on_part_3_of_4_resumes_at_part_3(s: Setup) {
     s.bind("509").await;
     s.rig.model.push(Ok(steward_llm::CreateResponse::new(
-        vec![steward_llm::ContentBlock::text("One.\n\nTwo.\n\nThree.\n\nFour.")],
+        vec![steward_llm::ContentBlock::text(
+            "One.\n\nTwo.\n\nThree.\n\nFour.",
+        )],
         steward_llm::StopReason::EndTurn,
     )));
     let m = tg("509", "509", "p-1", "tell me four things");
@@ -600,7 +602,10 @@ async fn a_reply_failing_on_part_3_of_4_resumes_at_part_3(s: Setup) {
 
     // The redelivered message resumes its turn: parts 3 and 4 go out, 1 and 2 do not again.
     let out = s.handle(&m).await.unwrap();
-    assert!(matches!(out, InboundOutcome::Turn { turn: 1, .. }), "{out:?}");
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
     assert_eq!(
         *s.sender.parts.lock().unwrap(),
         ["One.", "Two.", "Three.", "Four."]
@@ -608,12 +613,8 @@ async fn a_reply_failing_on_part_3_of_4_resumes_at_part_3(s: Setup) {
     assert_eq!(s.rig.model.calls(), 1);
     let key = ConversationKey::for_channel("tg", "509").unwrap();
     let clock = &s.rig.world.clock;
-    let ledger = steward_harness::sent_parts::SentParts::new(
-        s.rig.world.table.as_ref(),
-        clock,
-        &key,
-        1,
-    );
+    let ledger =
+        steward_harness::sent_parts::SentParts::new(s.rig.world.table.as_ref(), clock, &key, 1);
     assert_eq!(
         ledger.delivered_ids(5).await.unwrap(),
         [

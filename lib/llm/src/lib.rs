@@ -38,8 +38,7 @@ pub use error::{InvalidKind, LlmError};
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{
     DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_OUTPUT_TOKENS_PER_SEC_MIN,
-    MODEL_START_SECS, model_call_timeout,
-    OUTPUT_TOKENS_MAX,
+    MODEL_START_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use replay::{ReplayClient, ReplayError};

@@ -18,8 +18,8 @@ use crate::client::LlmClient;
 use crate::error::{InvalidKind, LlmError};
 use crate::http::{ApiKey, body_snippet, retry_after, transport_error};
 use crate::limits::{
-    DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, model_call_timeout,
-    TOOL_ARGUMENT_CORRECTIONS_MAX,
+    DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, TOOL_ARGUMENT_CORRECTIONS_MAX,
+    model_call_timeout,
 };
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse, Usage};

@@ -76,7 +76,10 @@ mod tests {
         use crate::limits::{OUTPUT_TOKENS_MAX, model_call_timeout};
         assert_eq!(model_call_timeout(0), Duration::from_secs(60));
         assert_eq!(model_call_timeout(4_000), Duration::from_secs(160));
-        assert_eq!(model_call_timeout(OUTPUT_TOKENS_MAX), Duration::from_secs(460));
+        assert_eq!(
+            model_call_timeout(OUTPUT_TOKENS_MAX),
+            Duration::from_secs(460)
+        );
         // 16,000 tokens at a typical 50-100 tokens per second fit, with room.
         assert!(model_call_timeout(OUTPUT_TOKENS_MAX) > Duration::from_secs(16_000 / 50 + 60));
     }

@@ -48,14 +48,20 @@ fn four_part_text() -> String {
 }
 
 fn part_number(text: &str) -> String {
-    text.split_whitespace().next().unwrap_or_default().to_owned()
+    text.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Telegram's fake: sendMessage number `fail_at` (from 0, across the test) answers 502 once.
 fn telegram(fail_at: usize) -> impl Fn(&Recorded, usize) -> (u16, Value) {
     move |r, n| {
         if n == fail_at {
-            return (502, json!({"ok": false, "error_code": 502, "description": "Bad Gateway"}));
+            return (
+                502,
+                json!({"ok": false, "error_code": 502, "description": "Bad Gateway"}),
+            );
         }
         let result = json!({"message_id": 5000 + n, "chat": {"id": 1, "type": "private"}, "date": 0, "text": r.body["text"]});
         (200, json!({"ok": true, "result": result}))
@@ -76,7 +82,10 @@ fn whatsapp(fail_at: usize) -> impl Fn(&Recorded, usize) -> (u16, Value) {
                 json!({"error": {"message": "Service temporarily unavailable", "type": "OAuthException", "code": 2}}),
             );
         }
-        (200, json!({"messaging_product": "whatsapp", "messages": [{"id": format!("wamid.OUT{n}")}]}))
+        (
+            200,
+            json!({"messaging_product": "whatsapp", "messages": [{"id": format!("wamid.OUT{n}")}]}),
+        )
     }
 }
 
@@ -91,7 +100,11 @@ fn sent_texts(api: &FakeApi, field: &str) -> Vec<String> {
     api.requests()
         .iter()
         .map(|r| {
-            let text = r.body.pointer(field).and_then(Value::as_str).unwrap_or_default();
+            let text = r
+                .body
+                .pointer(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             part_number(text)
         })
         .collect()
@@ -120,7 +133,11 @@ async fn telegram_fails_on_part_3_then_the_retry_sends_parts_3_and_4_only() {
         .unwrap_err();
     assert!(err.is_retryable(), "{err}");
     assert_eq!(sent_texts(&api, "/text"), ["part1", "part2", "part3"]);
-    assert_eq!(ledger.parts.lock().unwrap().len(), 2, "parts 1 and 2 recorded");
+    assert_eq!(
+        ledger.parts.lock().unwrap().len(),
+        2,
+        "parts 1 and 2 recorded"
+    );
 
     let receipt = sender
         .send_reply_resuming(&to, &text, &buttons, &ledger)
@@ -132,11 +149,18 @@ async fn telegram_fails_on_part_3_then_the_retry_sends_parts_3_and_4_only() {
         ["part1", "part2", "part3", "part3", "part4"],
         "the retry starts at part 3"
     );
-    assert!(requests[4].body.get("reply_markup").is_some(), "buttons on the last part");
+    assert!(
+        requests[4].body.get("reply_markup").is_some(),
+        "buttons on the last part"
+    );
     let SendReceipt::Sent { message_ids, .. } = receipt else {
         panic!("sent");
     };
-    assert_eq!(message_ids, ["5000", "5001", "5003", "5004"], "earlier ids from the ledger");
+    assert_eq!(
+        message_ids,
+        ["5000", "5001", "5003", "5004"],
+        "earlier ids from the ledger"
+    );
 
     // A third send of the same reply sends nothing at all.
     sender
@@ -170,7 +194,10 @@ async fn whatsapp_fails_on_part_3_then_the_retry_sends_parts_3_and_4_only() {
     let SendReceipt::Sent { message_ids, .. } = receipt else {
         panic!("sent");
     };
-    assert_eq!(message_ids, ["wamid.OUT0", "wamid.OUT1", "wamid.OUT3", "wamid.OUT4"]);
+    assert_eq!(
+        message_ids,
+        ["wamid.OUT0", "wamid.OUT1", "wamid.OUT3", "wamid.OUT4"]
+    );
 }
 
 #[tokio::test]
@@ -188,7 +215,11 @@ async fn a_part_that_cannot_be_recorded_fails_the_send_retryably_before_the_next
         .unwrap_err();
     assert!(matches!(err, SendError::Ledger { part: 1, .. }), "{err}");
     assert!(err.is_retryable());
-    assert_eq!(sent_texts(&api, "/text"), ["part1", "part2"], "part 3 waits for the record");
+    assert_eq!(
+        sent_texts(&api, "/text"),
+        ["part1", "part2"],
+        "part 3 waits for the record"
+    );
 }
 
 #[tokio::test]
@@ -203,5 +234,8 @@ async fn parts_sent_in_one_attempt_are_paced() {
         .await
         .unwrap();
     assert_eq!(api.requests().len(), 4);
-    assert!(started.elapsed() >= gap * 3, "three pauses between four parts");
+    assert!(
+        started.elapsed() >= gap * 3,
+        "three pauses between four parts"
+    );
 }
