@@ -94,7 +94,7 @@ impl PartLedger for SentParts<'_> {
         };
         let pk = keys::conversation_pk(self.conversation);
         // Kept as long as the message's INBOX row: after that a redelivery is a new turn.
-        let item = Item::from_value(&pk, &keys::sent_part_sk(self.turn, part), &row)
+        let item = Item::from_value(&pk, keys::sent_part_sk(self.turn, part), &row)
             .map_err(|e| e.to_string())?
             .with_ttl(now.div_euclid(1000) + INBOX_TTL_SECS);
         match self.table.write(vec![WriteOp::put_if_absent(item)]).await {

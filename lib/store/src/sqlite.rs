@@ -348,6 +348,7 @@ mod tests {
     use crate::{Item, ManualClock, Table, WriteOp};
 
     #[tokio::test]
+    #[allow(clippy::unwrap_used)]
     async fn the_sweep_deletes_expired_items_only() {
         let clock = ManualClock::at_millis(1_000_000);
         let table = SqliteTable::in_memory_with_clock(Arc::new(clock.clone())).unwrap();
