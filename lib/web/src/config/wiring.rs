@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use steward_channels::{
     ChannelSender, ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_APP_SECRET,
-    ENV_WHATSAPP_PHONE_NUMBER_ID, ENV_WHATSAPP_VERIFY_TOKEN, Secret, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
+    ENV_WHATSAPP_PHONE_NUMBER_ID, ENV_WHATSAPP_VERIFY_TOKEN, Secret, TelegramConfig,
+    TelegramSender, WhatsappConfig, WhatsappSender,
 };
 use steward_events::{DOMAIN_PROMPT, EventsConfig, EventsContext};
 use steward_harness::{Agent, Domain, Links, TurnLimits};
@@ -211,11 +212,17 @@ mod tests {
     fn half_a_whatsapp_sender_refuses_the_start_naming_what_is_missing() {
         let token_only = senders(&Settings::from_pairs([(ENV_WHATSAPP_ACCESS_TOKEN, "EAAG")]));
         assert!(
-            matches!(token_only, Err(ConfigError::Missing(ENV_WHATSAPP_PHONE_NUMBER_ID))),
+            matches!(
+                token_only,
+                Err(ConfigError::Missing(ENV_WHATSAPP_PHONE_NUMBER_ID))
+            ),
             "{:?}",
             token_only.err()
         );
-        let id_only = senders(&Settings::from_pairs([(ENV_WHATSAPP_PHONE_NUMBER_ID, "1065")]));
+        let id_only = senders(&Settings::from_pairs([(
+            ENV_WHATSAPP_PHONE_NUMBER_ID,
+            "1065",
+        )]));
         let err = id_only.err().map(|e| e.to_string()).unwrap_or_default();
         assert_eq!(err, "WHATSAPP_ACCESS_TOKEN is not set");
         let both = senders(&Settings::from_pairs([
@@ -223,7 +230,10 @@ mod tests {
             (ENV_WHATSAPP_PHONE_NUMBER_ID, "1065"),
         ]))
         .unwrap_or_else(|e| panic!("{e}"));
-        assert!(both.for_channel(steward_channels::Channel::Whatsapp).is_some());
+        assert!(
+            both.for_channel(steward_channels::Channel::Whatsapp)
+                .is_some()
+        );
     }
 
     #[test]
