@@ -37,8 +37,8 @@ pub use converse::ConverseFeatures;
 pub use error::{InvalidKind, LlmError};
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{
-    DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_TIMEOUT_SECS,
-    OUTPUT_TOKENS_MAX,
+    DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_OUTPUT_TOKENS_PER_SEC_MIN,
+    MODEL_START_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use replay::{ReplayClient, ReplayError};

@@ -6,6 +6,7 @@
 
 mod fake_api;
 mod fuzz;
+mod resume;
 mod telegram_inbound;
 mod telegram_send;
 mod typing;
