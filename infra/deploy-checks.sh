@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The deployment's checks, run by infra/test.sh (and on their own):
 #
-#   1. a virtualenv outside the clone with pinned cfn-lint, aws-sam-cli and cargo-lambda (PyPI;
-#      cargo-lambda's wheel is a prebuilt binary and brings zig as its linker);
+#   1. a virtualenv outside the clone with pinned cfn-lint, aws-sam-cli, cargo-lambda and zig
+#      (PyPI; cargo-lambda's wheel is a prebuilt binary and uses the `ziglang` wheel as its
+#      cross-linker, pinned so a zig release cannot break the arm64 build unannounced);
 #   2. events/ is what infra/sample_events.py writes (the WhatsApp sample's signature included);
 #   3. cfn-lint and `sam validate --lint` on template.yaml: zero errors, zero warnings;
 #   4. infra/template_test.py: the properties cfn-lint does not check;
-#   5. `cargo lambda build --release` of the four functions for the HOST architecture (an arm64
-#      build needs a rustup target a fresh machine may lack; the template deploys arm64), printing
-#      each bootstrap's size;
-#   6. `sam build` with Architecture=x86_64 (host), cargo-lambda on the PATH, reusing step 5's
-#      compiled output.
+#   5. `cargo lambda build --release --arm64` of the four functions: the template's default
+#      Architecture, built the way `sam build` builds it (cargo-lambda with zig), each checked to
+#      be an aarch64 ELF and its size printed. Needs the rustup target aarch64-unknown-linux-gnu,
+#      which this step adds when it is missing (a download from rustup's servers);
+#   6. `sam build` with the default Architecture (arm64), cargo-lambda on the PATH, reusing
+#      step 5's compiled output.
 #
 # All offline with respect to AWS: no credentials are needed or read.
 set -euo pipefail
@@ -19,10 +21,11 @@ cd "$(dirname "$0")/.."
 SAM_VERSION="1.170.0"
 CFN_LINT_VERSION="1.58.0"
 CARGO_LAMBDA_VERSION="1.9.2"
+ZIG_VERSION="0.17.1"
 FUNCTIONS=(webhook agent mcp web)
 
 cache_dir="${STEWARD_CACHE_DIR:-$HOME/.cache/steward}"
-venv="$cache_dir/venv-deploy-$SAM_VERSION-$CFN_LINT_VERSION-$CARGO_LAMBDA_VERSION"
+venv="$cache_dir/venv-deploy-$SAM_VERSION-$CFN_LINT_VERSION-$CARGO_LAMBDA_VERSION-zig$ZIG_VERSION"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache_dir/target}"
 
 # Never talk to AWS: a region for the tools that insist on one, no credentials, no telemetry.
@@ -35,12 +38,13 @@ step() { echo "deploy-checks: $*"; }
 started=$(date +%s)
 
 if [ ! -x "$venv/bin/sam" ] || [ ! -x "$venv/bin/cargo-lambda" ] || [ ! -x "$venv/bin/cfn-lint" ]; then
-  step "installing aws-sam-cli==$SAM_VERSION cfn-lint==$CFN_LINT_VERSION cargo-lambda==$CARGO_LAMBDA_VERSION into $venv"
+  step "installing aws-sam-cli==$SAM_VERSION cfn-lint==$CFN_LINT_VERSION cargo-lambda==$CARGO_LAMBDA_VERSION ziglang==$ZIG_VERSION into $venv"
   mkdir -p "$cache_dir"
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    "aws-sam-cli==$SAM_VERSION" "cfn-lint==$CFN_LINT_VERSION" "cargo-lambda==$CARGO_LAMBDA_VERSION"
+    "aws-sam-cli==$SAM_VERSION" "cfn-lint==$CFN_LINT_VERSION" "cargo-lambda==$CARGO_LAMBDA_VERSION" \
+    "ziglang==$ZIG_VERSION"
 fi
 export PATH="$venv/bin:$PATH"
 
@@ -65,30 +69,40 @@ sam validate --lint --template template.yaml
 step "template properties (infra/template_test.py)"
 "$venv/bin/python" -m unittest infra/template_test.py
 
-step "cargo lambda build --release (host architecture)"
+step "cargo lambda build --release --arm64 (the template's default Architecture)"
 # CI builds the release profile with quicker settings (no LTO, more codegen units, opt-level 1):
 # a fresh machine compiles every dependency a second time here, and the full profile took over
 # half an hour on a loaded 2-core machine. The check is that the four functions build and link
-# with cargo-lambda; `sam build` / `cargo lambda build --release` outside CI use the full profile.
+# for arm64 (what `sam deploy` ships by default) with cargo-lambda and its zig cross-linker, and
+# that they are aarch64 binaries; `sam build` / `cargo lambda build --release` outside CI use the
+# full profile. The rustup target aarch64-unknown-linux-gnu is added when missing (a download
+# from rustup's servers); no system cross-compiler is needed.
 export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-64}"
 export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}"
+arm_target=aarch64-unknown-linux-gnu
+if ! rustup target list --installed | grep -qx "$arm_target"; then
+  step "  adding the rustup target $arm_target"
+  rustup target add "$arm_target"
+fi
 # One function at a time: Cargo unifies features across the packages of one build, so building
 # the four together would give each the store adapters and model clients of all of them.
 for f in "${FUNCTIONS[@]}"; do
-  cargo lambda build --release --locked -p "steward-fn-$f" --bin "$f"
+  cargo lambda build --release --locked --arm64 -p "steward-fn-$f" --bin "$f"
 done
 for f in "${FUNCTIONS[@]}"; do
   bootstrap="$CARGO_TARGET_DIR/lambda/$f/bootstrap"
-  [ -x "$bootstrap" ] || { echo "deploy-checks: $bootstrap was not built" >&2; exit 1; }
-  step "  $f: $(du -h "$bootstrap" | cut -f1) ($(stat -c %s "$bootstrap") bytes)"
+  [ -x "$bootstrap" ] || { echo "deploy-checks: $bootstrap (arm64) was not built" >&2; exit 1; }
+  # ELF e_machine (2 bytes, little-endian, at offset 18): 0xb7 is aarch64.
+  machine=$(od -An -tx1 -j18 -N2 "$bootstrap" | tr -d ' \n')
+  [ "$machine" = "b700" ] || { echo "deploy-checks: $bootstrap is not an aarch64 binary (e_machine $machine)" >&2; exit 1; }
+  step "  $f (arm64): $(du -h "$bootstrap" | cut -f1) ($(stat -c %s "$bootstrap") bytes)"
 done
 
-step "sam build (Architecture=x86_64, offline)"
+step "sam build (the default Architecture, arm64, offline)"
 build_dir="$CARGO_TARGET_DIR/sam-build"
 rm -rf "$build_dir"
-sam build --template template.yaml --build-dir "$build_dir" \
-  --parameter-overrides Architecture=x86_64
+sam build --template template.yaml --build-dir "$build_dir"
 for f in Webhook Agent Mcp Web; do
   [ -x "$build_dir/${f}Function/bootstrap" ] || { echo "deploy-checks: sam build made no bootstrap for ${f}Function" >&2; exit 1; }
 done

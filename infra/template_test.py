@@ -68,6 +68,46 @@ def rust_const(path, name):
     return int(match.group(1).replace("_", ""))
 
 
+def evaluate(expr, params, conditions=None):
+    """The value of a rule/condition expression (Fn::Equals/Not/And/Or, Ref, Condition) under
+    `params` (parameter name -> value)."""
+    if not isinstance(expr, dict):
+        return expr
+    (fn, arg), = expr.items()
+    if fn == "Ref":
+        return params[arg]
+    if fn == "Condition":
+        return evaluate(conditions[arg], params, conditions)
+    if fn == "Fn::Equals":
+        a, b = (evaluate(x, params, conditions) for x in arg)
+        return str(a) == str(b)
+    if fn == "Fn::Not":
+        return not evaluate(arg[0], params, conditions)
+    if fn == "Fn::And":
+        return all(evaluate(x, params, conditions) for x in arg)
+    if fn == "Fn::Or":
+        return any(evaluate(x, params, conditions) for x in arg)
+    raise AssertionError(f"unexpected function in a rule: {fn}")
+
+
+def failed_rules(template, **overrides):
+    """The names of the template's Rules whose assertions fail for the default parameters
+    changed by `overrides` - what CloudFormation would refuse before creating anything."""
+    params = {name: p.get("Default", "") for name, p in template["Parameters"].items()}
+    unknown = set(overrides) - set(params)
+    assert not unknown, f"no such parameters: {unknown}"
+    params.update(overrides)
+    failed = set()
+    for name, rule in template.get("Rules", {}).items():
+        if "RuleCondition" in rule and not evaluate(rule["RuleCondition"], params):
+            continue
+        for assertion in rule["Assertions"]:
+            assert assertion.get("AssertDescription"), f"{name}: every assertion says what to fix"
+            if not evaluate(assertion["Assert"], params):
+                failed.add(name)
+    return failed
+
+
 def refs(value):
     """The resource names a Ref/GetAtt/Sub in `value` points to."""
     text = json.dumps(value)
@@ -113,7 +153,7 @@ class TemplateTest(unittest.TestCase):
     def test_timeouts(self):
         self.assertLessEqual(self.fn("WebhookFunction")["Timeout"], 15, "the webhook answers fast")
         agent = self.fn("AgentFunction")["Timeout"]
-        self.assertGreaterEqual(agent, 12 * 60, "12 model calls at 60 s each")
+        self.assertGreaterEqual(agent, 12 * 60, "12 model calls; most take seconds, the longest minutes")
         self.assertLessEqual(agent, 900, "Lambda's maximum")
         for name in ("McpFunction", "WebFunction"):
             self.assertLessEqual(self.fn(name)["Timeout"], 30, "API Gateway's integration limit")
@@ -140,6 +180,15 @@ class TemplateTest(unittest.TestCase):
             self.assertGreaterEqual(param["MinValue"], 2, "SQS's minimum maximum concurrency")
             concurrency = param["Default"]
         self.assertGreaterEqual(concurrency, 2)
+
+    def test_agent_concurrency_can_be_reserved_and_is_not_by_default(self):
+        reserved = self.fn("AgentFunction")["ReservedConcurrentExecutions"]
+        self.assertEqual(reserved, {"Fn::If": ["HasAgentReservedConcurrency", {"Ref": "AgentReservedConcurrency"},
+                                               {"Ref": "AWS::NoValue"}]})
+        param = self.t["Parameters"]["AgentReservedConcurrency"]
+        self.assertEqual(param["Default"], 0, "a new account's small quota may not allow reserving any")
+        self.assertEqual(self.t["Conditions"]["HasAgentReservedConcurrency"],
+                         {"Fn::Not": [{"Fn::Equals": [{"Ref": "AgentReservedConcurrency"}, 0]}]})
 
     def test_fifo_queue_and_dead_letter_queue(self):
         q = self.r["TurnQueue"]["Properties"]
@@ -179,7 +228,7 @@ class TemplateTest(unittest.TestCase):
     def test_secrets_are_parameter_names_never_values(self):
         secret_vars = {
             "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_ACCESS_TOKEN", "TELEGRAM_BOT_TOKEN",
-            "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY", "STEWARD_OIDC_CLIENT_SECRET",
+            "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "STEWARD_OIDC_CLIENT_SECRET",
         }
         for name in FUNCTIONS:
             env = self.fn(name).get("Environment", {}).get("Variables", {})
@@ -216,7 +265,8 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(p["ChangeVisibility"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
         env = self.fn("AgentFunction")["Environment"]["Variables"]
         self.assertEqual(env["STEWARD_QUEUE_URL"], {"Ref": "TurnQueue"}, "the queue whose visibility it changes")
-        self.assert_secret_statements(p, {"AnthropicApiKeyParam", "WhatsappAccessTokenParam", "TelegramBotTokenParam"})
+        self.assert_secret_statements(p, {"AnthropicApiKeyParam", "OpenaiApiKeyParam", "WhatsappAccessTokenParam",
+                                          "TelegramBotTokenParam"})
         bedrock = [s for s in self.r["AgentFunction"]["Properties"]["Policies"][0]["Statement"]
                    if "Fn::If" in s and s["Fn::If"][1].get("Sid") == "InvokeModel"]
         self.assertEqual(len(bedrock), 1)
@@ -312,6 +362,129 @@ class TemplateTest(unittest.TestCase):
             self.assertTrue(any(r["Type"] == "AWS::Lambda::Permission"
                                 and r["Properties"]["FunctionName"] == {"Ref": name} for r in self.r.values()))
 
+    def test_model_providers_and_the_openai_settings(self):
+        provider = self.t["Parameters"]["ModelProvider"]
+        self.assertEqual(set(provider["AllowedValues"]), {"anthropic", "bedrock", "openai", "none"})
+        env = self.fn("AgentFunction")["Environment"]["Variables"]
+        self.assertEqual(env["OPENAI_API_KEY_PARAM"], {"Fn::If": ["HasOpenaiKey", {"Ref": "OpenaiApiKeyParam"}, ""]})
+        self.assertEqual(env["OPENAI_BASE_URL"], {"Fn::If": ["HasOpenaiBaseUrl", {"Ref": "OpenaiBaseUrl"}, {"Ref": "AWS::NoValue"}]})
+        key = self.t["Parameters"]["OpenaiApiKeyParam"]
+        self.assertEqual(key["AllowedPattern"], self.t["Parameters"]["AnthropicApiKeyParam"]["AllowedPattern"])
+        url = re.compile(self.t["Parameters"]["OpenaiBaseUrl"]["AllowedPattern"])
+        for ok in ("", "https://api.openai.com/v1", "http://10.0.0.5:8000/v1"):
+            self.assertTrue(url.fullmatch(ok), ok)
+        for bad in ("api.openai.com", "ftp://x", "https://a b"):
+            self.assertFalse(url.fullmatch(bad), bad)
+
+    def test_rules_refuse_incoherent_parameters(self):
+        t = self.t
+        self.assertEqual(failed_rules(t), set(), "the defaults deploy")
+        self.assertEqual(failed_rules(t, ModelProvider="bedrock"), {"BedrockNeedsAModelId"})
+        self.assertEqual(failed_rules(t, ModelProvider="bedrock", ModelId="anthropic.claude-x-v1:0"), set())
+        self.assertEqual(failed_rules(t, ModelProvider="openai"), {"OpenaiNeedsAModelAndAKeyOrServer"})
+        self.assertEqual(failed_rules(t, ModelProvider="openai", ModelId="gpt-5-mini"), {"OpenaiNeedsAModelAndAKeyOrServer"})
+        self.assertEqual(failed_rules(t, ModelProvider="openai", ModelId="gpt-5-mini", OpenaiApiKeyParam="/k"), set())
+        self.assertEqual(failed_rules(t, ModelProvider="openai", ModelId="llama", OpenaiBaseUrl="http://vllm:8000/v1"), set())
+        self.assertEqual(failed_rules(t, AnthropicApiKeyParam=""), {"AnthropicNeedsAKey"})
+        self.assertEqual(failed_rules(t, ModelProvider="none", AnthropicApiKeyParam=""), set())
+        whatsapp = dict(WhatsappAppSecretParam="/a", WhatsappVerifyTokenParam="/v", WhatsappAccessTokenParam="/t",
+                        WhatsappPhoneNumberId="1065")
+        self.assertEqual(failed_rules(t, **whatsapp), set())
+        for missing in whatsapp:
+            half = dict(whatsapp, **{missing: ""})
+            self.assertEqual(failed_rules(t, **half), {"WhatsappIsWholeOrOff"}, missing)
+        self.assertEqual(failed_rules(t, TelegramBotTokenParam="/b"), {"TelegramIsWholeOrOff"})
+        self.assertEqual(failed_rules(t, TelegramWebhookSecretParam="/s"), {"TelegramIsWholeOrOff"})
+        self.assertEqual(failed_rules(t, TelegramBotTokenParam="/b", TelegramWebhookSecretParam="/s"), set())
+        self.assertEqual(failed_rules(t, OidcIssuer="https://id.example.org"), {"OwnIssuerNeedsAClientId"})
+        self.assertEqual(failed_rules(t, OidcIssuer="https://id.example.org", OidcClientId="c"), set())
+
+    def test_cognito_domain_is_unique_per_stack(self):
+        domain = self.r["UserPoolDomain"]["Properties"]["Domain"]["Fn::If"]
+        self.assertEqual(domain[0], "HasCognitoDomainPrefix")
+        default = json.dumps(domain[2])
+        self.assertIn("AWS::StackId", default, "two stacks in one account must not collide")
+        self.assertNotIn("AWS::AccountId", default)
+        # The expression picks the last group of the stack id's UUID.
+        fmt, values = domain[2]["Fn::Sub"]
+        select = values["Suffix"]["Fn::Select"]
+        stack_id = "arn:aws:cloudformation:eu-west-1:123456789012:stack/steward/51af3dc0-da77-11e4-872e-1234567db123"
+        inner = select[1]["Fn::Split"][1]["Fn::Select"]
+        uuid = stack_id.split(inner[1]["Fn::Split"][0])[inner[0]]
+        suffix = uuid.split(select[1]["Fn::Split"][0])[select[0]]
+        prefix = fmt.replace("${Suffix}", suffix)
+        self.assertEqual(prefix, "steward-1234567db123")
+        self.assertRegex(prefix, self.t["Parameters"]["CognitoDomainPrefix"]["AllowedPattern"])
+
+    def alarms(self):
+        return {n: r["Properties"] for n, r in self.r.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+
+    @staticmethod
+    def watched(alarm):
+        """(namespace, metric, {dimension: value}) of every metric an alarm reads."""
+        if "MetricName" in alarm:
+            return [(alarm["Namespace"], alarm["MetricName"], {d["Name"]: d["Value"] for d in alarm["Dimensions"]})]
+        out = []
+        for m in alarm["Metrics"]:
+            if "MetricStat" in m:
+                metric = m["MetricStat"]["Metric"]
+                out.append((metric["Namespace"], metric["MetricName"],
+                            {d["Name"]: d["Value"] for d in metric["Dimensions"]}))
+        return out
+
+    def test_alarms_watch_real_failures_and_notify_one_topic(self):
+        alarms = self.alarms()
+        topic = {"Fn::If": ["HasAlarmTopic", {"Ref": "AlarmTopicArn"}, {"Ref": "AlarmTopic"}]}
+        self.assertEqual(self.r["AlarmTopic"]["Type"], "AWS::SNS::Topic")
+        self.assertEqual(self.r["AlarmTopic"]["Condition"], "CreateAlarmTopic")
+        self.assertEqual(self.r["AlarmEmailSubscription"]["Properties"]["TopicArn"], {"Ref": "AlarmTopic"})
+        runbook = (ROOT / "infra" / "RUNBOOK.md").read_text(encoding="utf-8")
+        for name, a in alarms.items():
+            self.assertEqual(a["AlarmActions"], [topic], name)
+            self.assertEqual(a["OKActions"], [topic], name)
+            self.assertEqual(a["TreatMissingData"], "notBreaching", name)
+            self.assertIn("RUNBOOK", a["AlarmDescription"], name)
+            self.assertIn(f"### {name}", runbook, f"infra/RUNBOOK.md has no entry for {name}")
+            if "Metrics" in a:
+                returned = [m for m in a["Metrics"] if m.get("ReturnData", True)]
+                self.assertEqual(len(returned), 1, f"{name}: one expression is the alarm's value")
+                ids = {m["Id"] for m in a["Metrics"] if "MetricStat" in m}
+                self.assertTrue(ids and all(i in returned[0]["Expression"] for i in ids), name)
+        seen = {(ns if isinstance(ns, str) else "Steward", metric, tuple(sorted(
+            (k, json.dumps(v)) for k, v in dims.items())))
+            for a in alarms.values() for ns, metric, dims in self.watched(a)}
+
+        def watches(namespace, metric, **dims):
+            want = tuple(sorted((k, json.dumps(v)) for k, v in dims.items()))
+            return (namespace, metric, want) in seen
+        fn = lambda name: {"Ref": name}
+        self.assertTrue(watches("AWS/Lambda", "Errors", FunctionName=fn("AgentFunction")))
+        self.assertTrue(watches("AWS/Lambda", "Throttles", FunctionName=fn("AgentFunction")))
+        self.assertTrue(watches("AWS/Lambda", "Duration", FunctionName=fn("AgentFunction")))
+        self.assertTrue(watches("AWS/Lambda", "Errors", FunctionName=fn("WebhookFunction")))
+        self.assertTrue(watches("AWS/Lambda", "Throttles", FunctionName=fn("WebhookFunction")))
+        self.assertTrue(watches("AWS/SQS", "ApproximateAgeOfOldestMessage",
+                                QueueName={"Fn::GetAtt": ["TurnQueue", "QueueName"]}))
+        self.assertTrue(watches("AWS/ApiGateway", "5xx", ApiId=fn("HttpApi"), Stage="$default"))
+        self.assertTrue(watches("AWS/DynamoDB", "ReadThrottleEvents", TableName=fn("Table")))
+        self.assertTrue(watches("AWS/DynamoDB", "WriteThrottleEvents", TableName=fn("Table")))
+        for op in ("GetItem", "Query", "PutItem", "TransactWriteItems"):
+            self.assertTrue(watches("AWS/DynamoDB", "SystemErrors", TableName=fn("Table"), Operation=op), op)
+        # The agent's own metric lines: the namespace it is given, the names and kinds it emits.
+        env = self.fn("AgentFunction")["Environment"]["Variables"]
+        namespace = env["STEWARD_METRICS_NAMESPACE"]
+        self.assertEqual(namespace, {"Fn::Sub": "Steward/${AWS::StackName}"})
+        code = (ROOT / "lib" / "harness" / "src" / "metrics.rs").read_text(encoding="utf-8")
+        own = [(m, dims) for a in alarms.values() for ns, m, dims in self.watched(a) if ns == namespace]
+        for kind in ("authentication", "access_denied", "throttled", "timeout", "refused"):
+            self.assertIn(("ModelFailures", {"Kind": kind}), own, kind)
+        for reason in ("refused", "failed", "no_sender", "unreadable"):
+            self.assertIn(("RepliesNotSent", {"Reason": reason}), own, reason)
+        for metric, dims in own:
+            self.assertIn(f'"{metric}"', code, f"the agent never emits {metric}")
+            for value in dims.values():
+                self.assertIn(f'"{value}"', code, f"the agent never emits {metric} {value}")
+
     def test_cognito_is_optional(self):
         for name in ("UserPool", "UserPoolClient", "UserPoolDomain"):
             self.assertEqual(self.r[name]["Condition"], "CreateCognito")
@@ -378,6 +551,37 @@ class CheckerCatchesMistakes(unittest.TestCase):
                 {"Sid": "Table", "Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::GetAtt": ["Table", "Arn"]}})
         with self.assertRaises(AssertionError):
             self.mutated(change).test_webhook_may_only_enqueue_and_read_its_secrets()
+
+    def test_an_alarm_without_the_topic_fails(self):
+        def change(t):
+            del t["Resources"]["AgentErrorsAlarm"]["Properties"]["OKActions"]
+        with self.assertRaises((AssertionError, KeyError)):
+            self.mutated(change).test_alarms_watch_real_failures_and_notify_one_topic()
+
+    def test_a_missing_agent_errors_alarm_fails(self):
+        def change(t):
+            del t["Resources"]["AgentErrorsAlarm"]
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_alarms_watch_real_failures_and_notify_one_topic()
+
+    def test_a_model_kind_the_code_does_not_emit_fails(self):
+        def change(t):
+            metrics = t["Resources"]["ModelAccessAlarm"]["Properties"]["Metrics"]
+            metrics[1]["MetricStat"]["Metric"]["Dimensions"][0]["Value"] = "auth"
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_alarms_watch_real_failures_and_notify_one_topic()
+
+    def test_a_dropped_channel_rule_fails(self):
+        def change(t):
+            del t["Rules"]["WhatsappIsWholeOrOff"]
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_rules_refuse_incoherent_parameters()
+
+    def test_an_account_wide_cognito_domain_fails(self):
+        def change(t):
+            t["Resources"]["UserPoolDomain"]["Properties"]["Domain"]["Fn::If"][2] = {"Fn::Sub": "steward-${AWS::AccountId}"}
+        with self.assertRaises((AssertionError, TypeError, ValueError)):
+            self.mutated(change).test_cognito_domain_is_unique_per_stack()
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ pub use media::{MEDIA_NOT_UNDERSTOOD_REPLY, media_reply};
 pub use profile::ChannelProfile;
 pub use secret::Secret;
 pub use sender::{
-    BUTTONS_ONLY_TEXT, ChannelSender, Recipient, SendError, SendReceipt, SentButton, button_id,
-    button_index, with_typing,
+    BUTTONS_ONLY_TEXT, ChannelSender, NoLedger, PartLedger, Recipient, SendError, SendReceipt,
+    SentButton, button_id, button_index, with_typing,
 };
 pub use split::split_text;
 pub use telegram::{TELEGRAM_API_BASE_DEFAULT, TelegramConfig, TelegramSender};

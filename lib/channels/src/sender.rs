@@ -98,6 +98,17 @@ pub enum SendError {
         /// Whether the request may not have been sent, or timed out.
         retryable: bool,
     },
+    /// A part was delivered but could not be recorded as sent ([`PartLedger`]); the reply is
+    /// retried, and resumes after the last part that was recorded.
+    #[error("recording part {part} of a {channel} reply as sent failed: {message}")]
+    Ledger {
+        /// The channel's short name.
+        channel: &'static str,
+        /// Which part (from 0).
+        part: usize,
+        /// What went wrong.
+        message: String,
+    },
     /// The caller asked for something the channel cannot express (e.g. a non-numeric
     /// Telegram message id).
     #[error("invalid {channel} request: {message}")]
@@ -116,6 +127,7 @@ impl SendError {
             Self::RateLimited { .. } => true,
             Self::Api { status, .. } => *status >= 500,
             Self::Transport { retryable, .. } => *retryable,
+            Self::Ledger { .. } => true,
             Self::Invalid { .. } => false,
         }
     }
@@ -127,6 +139,65 @@ impl SendError {
             _ => None,
         }
     }
+}
+
+/// Where a reply sent in several parts records each part the provider accepted, so that the
+/// same reply sent again (a retried turn) resumes at the first part not yet delivered instead
+/// of repeating the others. The parts of one reply are numbered from 0 and the same text always
+/// splits into the same parts, so a part's number names it across attempts.
+#[async_trait]
+pub trait PartLedger: Send + Sync {
+    /// The provider's message id of part `part`, when an earlier attempt delivered it.
+    async fn delivered(&self, part: usize) -> Result<Option<String>, String>;
+    /// Records part `part` as delivered, as the provider's message `message_id`.
+    async fn record(&self, part: usize, message_id: &str) -> Result<(), String>;
+}
+
+/// A ledger that remembers nothing: every part is sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoLedger;
+
+#[async_trait]
+impl PartLedger for NoLedger {
+    async fn delivered(&self, _part: usize) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    async fn record(&self, _part: usize, _message_id: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Sends one part of a reply unless `ledger` says an earlier attempt delivered it, and records
+/// it once the provider accepted it. Before a part that is sent after another part of the same
+/// attempt, waits `gap` (the channel's pacing). Returns the part's message id and whether it
+/// was sent now (false: delivered earlier).
+pub(crate) async fn send_part<F, Fut>(
+    channel: &'static str,
+    ledger: &dyn PartLedger,
+    part: usize,
+    gap: Option<Duration>,
+    send: F,
+) -> Result<(String, bool), SendError>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<String, SendError>>,
+{
+    let ledger_error = |message: String| SendError::Ledger {
+        channel,
+        part,
+        message,
+    };
+    if let Some(id) = ledger.delivered(part).await.map_err(ledger_error)? {
+        tracing::debug!(part, "part delivered by an earlier attempt; not sent again");
+        return Ok((id, false));
+    }
+    if let Some(gap) = gap.filter(|g| !g.is_zero()) {
+        tokio::time::sleep(gap).await;
+    }
+    let id = send().await?;
+    ledger.record(part, &id).await.map_err(ledger_error)?;
+    Ok((id, true))
 }
 
 /// Sends replies, reactions and typing indicators on one channel.
@@ -145,6 +216,20 @@ pub trait ChannelSender: Send + Sync {
         text: &str,
         buttons: &[String],
     ) -> Result<SendReceipt, SendError>;
+
+    /// [`send_reply`](Self::send_reply), skipping the parts `ledger` holds as delivered and
+    /// recording each part as the provider accepts it. Channels that send a reply as one
+    /// request have nothing to resume: the default sends it whole.
+    async fn send_reply_resuming(
+        &self,
+        to: &Recipient,
+        text: &str,
+        buttons: &[String],
+        ledger: &dyn PartLedger,
+    ) -> Result<SendReceipt, SendError> {
+        let _ = ledger;
+        self.send_reply(to, text, buttons).await
+    }
 
     /// Reacts to the user's message `message_ref` ([`InboundMessage::message_ref`]) with
     /// `emoji`; an empty emoji removes the reaction.

@@ -797,18 +797,21 @@ impl Audited {
             undone_by: None,
             effect: ctx.effect().cloned(),
         };
-        ops.push(WriteOp::put_if_absent(Item::from_value(
-            &user_pk,
-            header.sk(),
-            &header,
-        )?));
+        // The header and its audit rows expire together, after RETENTION_DAYS.
+        let until = crate::limits::retained_until(now_ms);
+        ops.push(WriteOp::put_if_absent(
+            Item::from_value(&user_pk, header.sk(), &header)?.with_ttl(until),
+        ));
         roles.push(Role::Bookkeeping);
         for (n, row) in rows.iter().enumerate() {
-            ops.push(WriteOp::put_if_absent(Item::from_value(
-                &user_pk,
-                keys::commit_audit_sk(&action, Some(&commit), n),
-                row,
-            )?));
+            ops.push(WriteOp::put_if_absent(
+                Item::from_value(
+                    &user_pk,
+                    keys::commit_audit_sk(&action, Some(&commit), n),
+                    row,
+                )?
+                .with_ttl(until),
+            ));
             roles.push(Role::Bookkeeping);
         }
         Ok((ops, roles))

@@ -39,7 +39,7 @@ pub trait NotesModel: Send + Sync {
 }
 
 /// Summarises `rows` (the current segment) with `model` and moves `conv` to a new segment
-/// whose first row is the notes. `Err` says why it did not happen; the caller carries on
+/// whose first row is the notes, stamped `now_ms` (its retention counts from then). `Err` says why it did not happen; the caller carries on
 /// either way.
 pub async fn compact(
     model: &dyn NotesModel,
@@ -47,6 +47,7 @@ pub async fn compact(
     conv: &mut Conversation,
     rows: &[PlacedRow],
     turn: u64,
+    now_ms: i64,
 ) -> Result<(), String> {
     let floor_at = keys::model_sk(conv.meta.segment, turn, 0);
     let request = Message::user(vec![ContentBlock::text(COMPACTION_REQUEST)]);
@@ -65,7 +66,7 @@ pub async fn compact(
     meta.segment = next;
     // The notes sort first in the new segment (turn 0), before this turn's user row.
     let ops: Vec<WriteOp> = vec![
-        transcript::put_row_op(&conv.key, next, 0, 0, &row).map_err(|e| e.to_string())?,
+        transcript::put_row_op(&conv.key, next, 0, 0, &row, now_ms).map_err(|e| e.to_string())?,
         conversation::save_op(conv, &meta).map_err(|e| e.to_string())?,
     ];
     table

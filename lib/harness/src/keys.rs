@@ -181,6 +181,12 @@ pub fn seen_sk(turn: u64, index: u32) -> String {
     format!("{SEEN_SK_PREFIX}{turn:010}#{index:02}")
 }
 
+/// Sort key of the record that part `part` (from 0) of turn `turn`'s reply was delivered
+/// ([`crate::sent_parts`]).
+pub fn sent_part_sk(turn: u64, part: usize) -> String {
+    format!("PART#{turn:010}#{part:02}")
+}
+
 /// Sort-key prefix of the confirmation records under `USER#u` (the gate's).
 pub const CONFIRM_SK_PREFIX: &str = "CONFIRM#";
 

@@ -27,6 +27,8 @@
 //! * [`display_text`]: invisible formatting characters refused in text others see;
 //!   [`link_attempts`]: wrong linking codes counted per sender and overall.
 //! * [`untrusted`]: [`Untrusted`], text strangers typed, fenced and escaped for the model.
+//! * [`sent_parts`]: the delivered parts of a reply, so a retried send never repeats them.
+//! * [`metrics`]: metric log lines for the failures that do not fail an invocation.
 //! * [`limits`]: every limit, named with its unit.
 
 pub mod accounts;
@@ -48,11 +50,13 @@ pub mod keys;
 pub mod limits;
 pub mod link_attempts;
 pub mod linking;
+pub mod metrics;
 pub mod outbox;
 pub mod outcome;
 pub mod profile;
 pub mod prompt;
 pub mod registry;
+pub mod sent_parts;
 pub mod shaping;
 pub mod tokens;
 pub mod tool;

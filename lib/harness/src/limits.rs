@@ -59,6 +59,19 @@ pub const PROFILE_RACE_RETRIES_MAX: usize = 3;
 /// turn: a guard against abuse and runaway clients (a person rarely sends one a minute).
 pub const MESSAGES_PER_HOUR_MAX: u32 = 60;
 
+/// How long transcripts (model and visible rows), audit rows with their action headers, and
+/// monthly usage records are kept, in days: each row gets a `ttl` this long after it is
+/// written (DynamoDB deletes expired rows by itself, `steward serve` sweeps them hourly, and
+/// every read treats them as gone). 400 days keeps a year of history and a year-on-year usage
+/// comparison. Undo reaches back as far: an action older than this has no audit rows left to
+/// revert, and undo says there is nothing to undo.
+pub const RETENTION_DAYS: i64 = 400;
+
+/// The `ttl` (epoch seconds) of a retained row written at `now_ms` ([`RETENTION_DAYS`]).
+pub fn retained_until(now_ms: i64) -> i64 {
+    now_ms.div_euclid(1000) + RETENTION_DAYS * 24 * 60 * 60
+}
+
 /// How long a message's dedupe record lives: Meta retries a webhook for up to 7 days, while
 /// SQS FIFO only dedupes for 5 minutes, so the store keeps ids a day longer than Meta retries.
 pub const INBOX_TTL_SECS: i64 = 8 * 24 * 60 * 60;

@@ -5,7 +5,11 @@
 //! the turn finishes, since sending the same thing again would fail the same way.
 
 use async_trait::async_trait;
-use steward_channels::{ChannelProfile, ChannelSender, InboundMessage, Recipient, SendReceipt};
+use steward_channels::{
+    ChannelProfile, ChannelSender, InboundMessage, NoLedger, PartLedger, Recipient, SendReceipt,
+};
+
+use crate::metrics::{self, NotSentReason};
 
 use crate::shaping::ShapedReply;
 use crate::turn::Outbox;
@@ -69,10 +73,22 @@ impl Outbox for ChannelOutbox<'_> {
     }
 
     async fn send(&self, reply: &ShapedReply) -> Result<(), String> {
+        self.send_resuming(reply, &NoLedger).await
+    }
+
+    async fn send_resuming(
+        &self,
+        reply: &ShapedReply,
+        parts: &dyn PartLedger,
+    ) -> Result<(), String> {
         let Some(text) = reply.text.as_deref() else {
             return Ok(());
         };
-        match self.sender.send_reply(&self.to, text, &reply.buttons).await {
+        match self
+            .sender
+            .send_reply_resuming(&self.to, text, &reply.buttons, parts)
+            .await
+        {
             Ok(SendReceipt::Sent { message_ids, .. }) => {
                 tracing::debug!(messages = message_ids.len(), "reply sent");
                 Ok(())
@@ -83,10 +99,15 @@ impl Outbox for ChannelOutbox<'_> {
                     last_inbound_at,
                     "reply not sent: the channel's session window is closed"
                 );
+                metrics::reply_not_sent(NotSentReason::OutsideWindow);
                 Ok(())
             }
-            Err(e) if e.is_retryable() => Err(e.to_string()),
+            Err(e) if e.is_retryable() => {
+                metrics::reply_not_sent(NotSentReason::Failed);
+                Err(e.to_string())
+            }
             Err(e) => {
+                metrics::reply_not_sent(NotSentReason::Refused);
                 tracing::error!(
                     conversation = %self.to.conversation_id,
                     error = %e,

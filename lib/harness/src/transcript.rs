@@ -16,6 +16,7 @@ use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
 use crate::keys;
+use crate::limits::retained_until;
 use crate::shaping::{self, ShapedReply};
 
 /// Most rows of one segment loaded for a request: compaction keeps segments far smaller; this
@@ -86,7 +87,33 @@ pub async fn load_segment(
             SEGMENT_ROWS_MAX,
         )
         .await?;
-    items.iter().map(placed).collect()
+    let rows: Vec<PlacedRow> = items.iter().map(placed).collect::<Result<_, _>>()?;
+    Ok(from_first_plain_user_row(rows))
+}
+
+/// `rows` from the first row a conversation can start with: a user row that answers no tool
+/// call. Rows before it lost their beginning to retention (the oldest rows of a long-lived
+/// segment expired first), and a history starting with an assistant row or a tool result
+/// would be refused by the provider; the model then starts from the oldest whole exchange.
+fn from_first_plain_user_row(mut rows: Vec<PlacedRow>) -> Vec<PlacedRow> {
+    let starts = |r: &PlacedRow| {
+        r.row.message.role == Role::User
+            && !r
+                .row
+                .message
+                .content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolResult(_)))
+    };
+    let first = rows.iter().position(starts).unwrap_or(rows.len());
+    if first > 0 {
+        tracing::info!(
+            dropped = first,
+            "the segment's oldest rows expired; starting from the first whole exchange"
+        );
+        rows.drain(..first);
+    }
+    rows
 }
 
 fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
@@ -109,25 +136,28 @@ fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
     })
 }
 
-/// The write that stores `row` at (segment, turn, step), once.
+/// The write that stores `row` at (segment, turn, step), once, written at `now_ms` (it is kept
+/// [`crate::limits::RETENTION_DAYS`]).
 pub fn put_row_op(
     conversation: &ConversationKey,
     segment: u32,
     turn: u64,
     step: u32,
     row: &ModelRow,
+    now_ms: i64,
 ) -> Result<WriteOp, StoreError> {
     let item = Item::from_value(
         keys::conversation_pk(conversation),
         keys::model_sk(segment, turn, step),
         row,
     )
-    .map_err(|e| StoreError::Backend(e.to_string()))?;
+    .map_err(|e| StoreError::Backend(e.to_string()))?
+    .with_ttl(retained_until(now_ms));
     Ok(WriteOp::put_if_absent(item))
 }
 
-/// Stores `row` at (segment, turn, step) unless a row is already there; returns the row that
-/// is stored (an earlier attempt's wins, so a resumed turn continues from what was written).
+/// Stores `row` at (segment, turn, step), written at `now_ms`, unless a row is already there;
+/// returns the row that is stored (an earlier attempt's wins, so a resumed turn continues from what was written).
 pub async fn append(
     table: &dyn Table,
     conversation: &ConversationKey,
@@ -135,8 +165,9 @@ pub async fn append(
     turn: u64,
     step: u32,
     row: ModelRow,
+    now_ms: i64,
 ) -> Result<ModelRow, StoreError> {
-    let op = put_row_op(conversation, segment, turn, step, &row)?;
+    let op = put_row_op(conversation, segment, turn, step, &row, now_ms)?;
     match table.write(vec![op]).await {
         Ok(()) => Ok(row),
         Err(StoreError::ConditionFailed { .. }) => {
@@ -221,7 +252,7 @@ fn block_chars(block: &ContentBlock) -> usize {
 /// assistant message keeps roles alternating, no tool call is left unpaired, and every earlier
 /// request remains a byte-for-byte prefix of the next. A turn without model rows (a guarded
 /// reply the model never saw) gets none, and a turn whose note is already stored (a resumed
-/// turn) is left as it is, so it is written at most once.
+/// turn) is left as it is, so it is written at most once. `now_ms` dates the note's row.
 pub async fn record_shown(
     table: &dyn Table,
     conversation: &ConversationKey,
@@ -229,6 +260,7 @@ pub async fn record_shown(
     turn: u64,
     raw: &str,
     shown: &ShapedReply,
+    now_ms: i64,
 ) -> Result<(), StoreError> {
     let Some(note) = shaping::shown_note(raw, shown) else {
         return Ok(());
@@ -260,7 +292,16 @@ pub async fn record_shown(
         source: RowSource::Shown,
         stop_reason: None,
     };
-    append(table, conversation, segment, turn, last.step + 1, row).await?;
+    append(
+        table,
+        conversation,
+        segment,
+        turn,
+        last.step + 1,
+        row,
+        now_ms,
+    )
+    .await?;
     Ok(())
 }
 
@@ -308,7 +349,9 @@ pub async fn put_seen(
 ) -> Result<SeenRow, StoreError> {
     let pk = keys::conversation_pk(conversation);
     let sk = keys::seen_sk(turn, index);
-    let item = Item::from_value(&pk, &sk, &row).map_err(|e| StoreError::Backend(e.to_string()))?;
+    let item = Item::from_value(&pk, &sk, &row)
+        .map_err(|e| StoreError::Backend(e.to_string()))?
+        .with_ttl(retained_until(row.at_ms));
     match table.write(vec![WriteOp::put_if_absent(item)]).await {
         Ok(()) => Ok(row),
         Err(StoreError::ConditionFailed { .. }) => get_seen(table, conversation, turn, index)
@@ -384,4 +427,53 @@ pub async fn read_seen(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(turn: u64, step: u32, message: Message, source: RowSource) -> PlacedRow {
+        PlacedRow {
+            sk: keys::model_sk(0, turn, step),
+            turn,
+            step,
+            row: ModelRow {
+                message,
+                source,
+                stop_reason: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_segment_whose_oldest_rows_expired_starts_at_its_first_whole_exchange() {
+        let results = row(
+            3,
+            2,
+            Message::user(vec![ContentBlock::tool_result("tu_1", "ok", false)]),
+            RowSource::Tools,
+        );
+        let answer = row(
+            3,
+            3,
+            Message::assistant(vec![ContentBlock::text("Done.")]),
+            RowSource::Model,
+        );
+        let next = row(4, 0, Message::user_text("next"), RowSource::User);
+        let reply = row(
+            4,
+            1,
+            Message::assistant(vec![ContentBlock::text("Hi.")]),
+            RowSource::Model,
+        );
+        let kept = from_first_plain_user_row(vec![results, answer, next.clone(), reply.clone()]);
+        assert_eq!(kept, [next.clone(), reply.clone()]);
+        // A whole segment is left as it is.
+        assert_eq!(
+            from_first_plain_user_row(vec![next.clone(), reply.clone()]),
+            [next, reply]
+        );
+        assert!(from_first_plain_user_row(Vec::new()).is_empty());
+    }
 }

@@ -322,8 +322,10 @@ pub async fn prepare_undo(ctx: &Ctx) -> Result<PreparedUndo, ServiceError> {
     for (header, item) in &commits {
         let mut marked = header.clone();
         marked.undone_by = Some(ctx.action());
-        let marked_item =
+        let mut marked_item =
             Item::from_value(&item.pk, &item.sk, &marked)?.with_version(item.version + 1);
+        // Keeps the header's expiry, so it leaves with its audit rows.
+        marked_item.ttl = item.ttl;
         tx = tx.with_extra_op(
             WriteOp::put_if_version(marked_item, item.version),
             "The request being undone (another undo may have run at the same time)",

@@ -55,8 +55,9 @@ pub async fn record(
         totals.output_tokens += usage.output_tokens;
         totals.cache_read_tokens += usage.cache_read_input_tokens;
         totals.cache_write_tokens += usage.cache_creation_input_tokens;
-        let item =
-            Item::from_value(&pk, &sk, &totals).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let item = Item::from_value(&pk, &sk, &totals)
+            .map_err(|e| StoreError::Backend(e.to_string()))?
+            .with_ttl(crate::limits::retained_until(now_ms));
         let op = match &current {
             Some(old) => WriteOp::put_if_version(item.with_version(old.version + 1), old.version),
             None => WriteOp::put_if_absent(item),

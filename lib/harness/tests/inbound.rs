@@ -13,7 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use steward_channels::{
     Channel, ChannelProfile, ChannelSender, ChatKind, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY,
-    MediaKind, MediaRef, Recipient, SendError, SendReceipt, SentButton, button_id,
+    MediaKind, MediaRef, PartLedger, Recipient, SendError, SendReceipt, SentButton, button_id,
 };
 use steward_harness::conversation::{self, Claim};
 use steward_harness::inbound::{Answer, onboarding_text, private_chats_only_text};
@@ -38,6 +38,9 @@ enum SendMode {
     Retryable,
     Refused,
     OutsideWindow,
+    /// Each paragraph is one part, sent through the ledger; part `.0` (from 0) fails with a
+    /// retryable error once.
+    PartsFailingOnceAt(usize),
 }
 
 /// A channel sender recording every call.
@@ -47,6 +50,8 @@ struct RecSender {
     calls: Mutex<Vec<String>>,
     replies: Mutex<Vec<(String, Vec<String>)>>,
     mode: Mutex<SendMode>,
+    /// Every part delivered in `PartsFailingOnceAt` mode, in order.
+    parts: Mutex<Vec<String>>,
 }
 
 impl RecSender {
@@ -56,6 +61,7 @@ impl RecSender {
             calls: Mutex::new(Vec::new()),
             replies: Mutex::new(Vec::new()),
             mode: Mutex::new(SendMode::Ok),
+            parts: Mutex::new(Vec::new()),
         }
     }
 
@@ -115,6 +121,7 @@ impl ChannelSender for RecSender {
                     last_inbound_at: to.last_inbound_at,
                 });
             }
+            SendMode::PartsFailingOnceAt(_) => unreachable!("sent through send_reply_resuming"),
         }
         self.replies
             .lock()
@@ -130,6 +137,42 @@ impl ChannelSender for RecSender {
                     title: t.clone(),
                 })
                 .collect(),
+        })
+    }
+
+    async fn send_reply_resuming(
+        &self,
+        to: &Recipient,
+        text: &str,
+        buttons: &[String],
+        ledger: &dyn PartLedger,
+    ) -> Result<SendReceipt, SendError> {
+        let SendMode::PartsFailingOnceAt(fail_at) = *self.mode.lock().unwrap() else {
+            return self.send_reply(to, text, buttons).await;
+        };
+        let mut ids = Vec::new();
+        for (i, part) in text.split("\n\n").enumerate() {
+            if let Some(id) = ledger.delivered(i).await.unwrap() {
+                ids.push(id);
+                continue;
+            }
+            if i == fail_at {
+                *self.mode.lock().unwrap() = SendMode::PartsFailingOnceAt(usize::MAX);
+                return Err(SendError::Api {
+                    channel: "tg",
+                    status: 502,
+                    code: 502,
+                    message: "Bad Gateway".into(),
+                });
+            }
+            self.parts.lock().unwrap().push(part.to_owned());
+            let id = format!("m{i}");
+            ledger.record(i, &id).await.unwrap();
+            ids.push(id);
+        }
+        Ok(SendReceipt::Sent {
+            message_ids: ids,
+            buttons: Vec::new(),
         })
     }
 
@@ -288,6 +331,7 @@ on_both_backends!(
     an_attachment_gets_the_short_reply_without_the_model,
     a_known_user_gets_a_turn_with_buttons_and_reactions,
     a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again,
+    a_reply_failing_on_part_3_of_4_resumes_at_part_3,
     a_refused_or_out_of_window_send_finishes_the_turn,
     a_button_click_without_text_uses_the_buttons_title,
     a_link_interrupted_after_the_code_was_spent_still_welcomes,
@@ -540,6 +584,49 @@ async fn a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again(s:
         s.handle(&stranger).await.unwrap(),
         InboundOutcome::Duplicate
     );
+}
+
+async fn a_reply_failing_on_part_3_of_4_resumes_at_part_3(s: Setup) {
+    s.bind("509").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text(
+            "One.\n\nTwo.\n\nThree.\n\nFour.",
+        )],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let m = tg("509", "509", "p-1", "tell me four things");
+    s.sender.set_mode(SendMode::PartsFailingOnceAt(2));
+    let err = s.handle(&m).await.unwrap_err();
+    assert!(matches!(err, TurnError::Send(_)), "{err}");
+    assert_eq!(*s.sender.parts.lock().unwrap(), ["One.", "Two."]);
+
+    // The redelivered message resumes its turn: parts 3 and 4 go out, 1 and 2 do not again.
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
+    assert_eq!(
+        *s.sender.parts.lock().unwrap(),
+        ["One.", "Two.", "Three.", "Four."]
+    );
+    assert_eq!(s.rig.model.calls(), 1);
+    let key = ConversationKey::for_channel("tg", "509").unwrap();
+    let clock = &s.rig.world.clock;
+    let ledger =
+        steward_harness::sent_parts::SentParts::new(s.rig.world.table.as_ref(), clock, &key, 1);
+    assert_eq!(
+        ledger.delivered_ids(5).await.unwrap(),
+        [
+            Some("m0".to_owned()),
+            Some("m1".to_owned()),
+            Some("m2".to_owned()),
+            Some("m3".to_owned()),
+            None
+        ]
+    );
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.sender.parts.lock().unwrap().len(), 4);
 }
 
 async fn a_refused_or_out_of_window_send_finishes_the_turn(s: Setup) {

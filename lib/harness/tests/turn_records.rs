@@ -256,7 +256,83 @@ async fn a_guarded_reply_is_not_written_into_the_model_transcript(r: Rig) {
     );
 }
 
+async fn transcripts_audit_rows_and_usage_expire_after_the_retention(r: Rig) {
+    use steward_harness::keys;
+    use steward_harness::limits::{RETENTION_DAYS, retained_until};
+    use steward_store::{Clock, Query};
+    r.model
+        .push(Ok(calls(&[("tu_1", "add_note", json!({"title": "Kept"}))])));
+    r.model.push(Ok(reply("Added.")));
+    r.say("m1", "add a note").await;
+    let now = r.world.clock.now_millis();
+    let until = retained_until(now);
+    assert_eq!(until - now / 1000, RETENTION_DAYS * 86_400);
+    let table = r.world.table.as_ref();
+    let conv = table
+        .query_all(&Query::prefix(keys::conversation_pk(&r.conv), ""), 1_000)
+        .await
+        .unwrap();
+    let retained: Vec<_> = conv
+        .iter()
+        .filter(|i| i.sk.starts_with("MODEL#") || i.sk.starts_with("SEEN#"))
+        .collect();
+    assert!(
+        retained.len() >= 5,
+        "user, tool call, results, reply rows; seen rows: {conv:?}"
+    );
+    for item in &retained {
+        assert_eq!(item.ttl, Some(until), "{}", item.sk);
+    }
+    let mine = table
+        .query_all(&Query::prefix(keys::user_pk(&r.user), ""), 1_000)
+        .await
+        .unwrap();
+    let audit: Vec<_> = mine
+        .iter()
+        .filter(|i| {
+            i.sk.starts_with(keys::ACTION_SK_PREFIX) || i.sk.starts_with(keys::AUDIT_SK_PREFIX)
+        })
+        .collect();
+    assert!(
+        audit.len() >= 2,
+        "an action header and its audit row: {mine:?}"
+    );
+    let usage: Vec<_> = mine
+        .iter()
+        .filter(|i| i.sk.starts_with(keys::USAGE_SK_PREFIX))
+        .collect();
+    assert_eq!(usage.len(), 1);
+    for item in audit.iter().chain(&usage) {
+        assert_eq!(item.ttl, Some(until), "{}", item.sk);
+    }
+    // The note itself (the person's data) and the profile never expire.
+    assert!(
+        mine.iter()
+            .filter(|i| !audit.contains(i) && !usage.contains(i))
+            .all(|i| i.ttl.is_none()),
+        "{mine:?}"
+    );
+    // Past the retention every one of them reads as gone, and undo finds nothing to revert.
+    r.world
+        .clock
+        .advance_millis((RETENTION_DAYS * 86_400 + 1) * 1000);
+    assert!(
+        transcript::load_segment(table, &r.conv, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        audit::recent_requests(table, &r.user, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the audit trail expired with its rows"
+    );
+}
+
 steward_store::backend_tests!(setup = rig;
+    transcripts_audit_rows_and_usage_expire_after_the_retention,
     every_tool_call_of_a_message_is_one_request_and_undo_reverts_it_whole,
     fallbacks_and_trimmed_buttons_are_recorded_as_shown,
     a_failed_reaction_is_recorded_as_the_text_sent,

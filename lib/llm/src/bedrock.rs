@@ -29,7 +29,7 @@ use crate::client::LlmClient;
 use crate::converse::{ConverseInput, canonical_json, from_converse, to_converse};
 use crate::error::LlmError;
 use crate::error::body_snippet;
-use crate::limits::{MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS};
+use crate::limits::{MODEL_RETRY_BACKOFF_MILLIS, model_call_timeout};
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse};
 
@@ -39,8 +39,9 @@ pub struct BedrockConfig {
     /// Anthropic beta features, sent to Claude models as `anthropic_beta` in the additional
     /// model request fields; none means no field (other models never get it).
     pub betas: Vec<String>,
-    /// How long one attempt may take (default [`MODEL_TIMEOUT_SECS`]).
-    pub timeout: Duration,
+    /// How long one attempt may take; `None` (the default) sizes each call's timeout to its
+    /// `max_tokens` ([`model_call_timeout`]).
+    pub timeout: Option<Duration>,
     /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
     pub retry_backoff: Duration,
 }
@@ -49,19 +50,21 @@ impl Default for BedrockConfig {
     fn default() -> Self {
         Self {
             betas: Vec::new(),
-            timeout: Duration::from_secs(MODEL_TIMEOUT_SECS),
+            timeout: None,
             retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
         }
     }
 }
 
 /// Any Bedrock model through `Converse`; the request's `model` is the Bedrock model id,
-/// inference-profile id or ARN. Same retry rule as the HTTP client: one retry on a timeout, an
-/// overload or a 5xx; the SDK's own retries are off so the rule is ours alone.
+/// inference-profile id or ARN. Same rules as the HTTP client: one retry on an overload or a
+/// 5xx, a timeout sized to each call's output budget; the SDK's own retries are off and its
+/// attempt timeout is ours, so the rules are ours alone.
 #[derive(Debug, Clone)]
 pub struct BedrockClient {
     client: aws_sdk_bedrockruntime::Client,
     betas: Vec<String>,
+    timeout: Option<Duration>,
     retry_backoff: Duration,
 }
 
@@ -74,12 +77,13 @@ impl BedrockClient {
 
     /// A client with explicit settings.
     pub fn with_config(sdk_config: &SdkConfig, config: BedrockConfig) -> Self {
-        // Keep the SDK's connect timeout; bound each attempt by our model timeout.
+        // Keep the SDK's connect timeout; each attempt is bounded by our own timeout.
         let timeouts = sdk_config
             .timeout_config()
             .map(TimeoutConfig::to_builder)
             .unwrap_or_default()
-            .operation_attempt_timeout(config.timeout)
+            .disable_operation_attempt_timeout()
+            .disable_operation_timeout()
             .build();
         let client_config = aws_sdk_bedrockruntime::config::Builder::from(sdk_config)
             .retry_config(RetryConfig::disabled())
@@ -89,6 +93,7 @@ impl BedrockClient {
         Self {
             client: aws_sdk_bedrockruntime::Client::from_conf(client_config),
             betas: config.betas,
+            timeout: config.timeout,
             retry_backoff: config.retry_backoff,
         }
     }
@@ -97,8 +102,9 @@ impl BedrockClient {
         &self,
         model: &str,
         input: &ConverseInput,
+        timeout: Duration,
     ) -> Result<CreateResponse, LlmError> {
-        let output = self
+        let call = self
             .client
             .converse()
             .model_id(model)
@@ -107,8 +113,10 @@ impl BedrockClient {
             .set_tool_config(input.tool_config.clone())
             .inference_config(input.inference.clone())
             .set_additional_model_request_fields(input.additional_fields.clone())
-            .send()
+            .send();
+        let output = tokio::time::timeout(timeout, call)
             .await
+            .map_err(|_| LlmError::Timeout)?
             .map_err(|error| sdk_error(error, model))?;
         let id = match output.request_id() {
             Some(request) => format!("bedrock-{request}"),
@@ -122,7 +130,13 @@ impl BedrockClient {
 impl LlmClient for BedrockClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         let input = to_converse(request, &self.betas)?;
-        with_one_retry(self.retry_backoff, || self.attempt(&request.model, &input)).await
+        let timeout = self
+            .timeout
+            .unwrap_or_else(|| model_call_timeout(request.max_tokens));
+        with_one_retry(self.retry_backoff, || {
+            self.attempt(&request.model, &input, timeout)
+        })
+        .await
     }
 }
 

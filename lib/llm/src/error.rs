@@ -95,11 +95,13 @@ fn retry_after_suffix(retry_after: Option<Duration>) -> String {
 }
 
 impl LlmError {
-    /// True for the failures a client retries once by itself: a timeout, an overloaded
-    /// provider, or a 5xx. Rate limits are not retried (waiting is the person's call).
+    /// True for the failures a client retries once by itself: an overloaded provider, or a
+    /// 5xx. Rate limits are not retried (waiting is the person's call), nor timeouts: the call's
+    /// timeout is sized to its output budget, so it stalled, and the provider may have billed
+    /// the whole generation already.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Timeout | Self::Overloaded => true,
+            Self::Overloaded => true,
             Self::Api { status, .. } => *status >= 500,
             _ => false,
         }
@@ -325,7 +327,7 @@ mod tests {
 
     #[test]
     fn only_transient_server_failures_are_retryable() {
-        assert!(LlmError::Timeout.is_retryable());
+        assert!(!LlmError::Timeout.is_retryable(), "never paid twice");
         assert!(LlmError::Overloaded.is_retryable());
         assert!(
             LlmError::Api {

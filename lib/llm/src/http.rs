@@ -11,7 +11,7 @@ use crate::client::LlmClient;
 use crate::error::LlmError;
 use crate::error::body_snippet;
 use crate::limits::{
-    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
+    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, model_call_timeout,
 };
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse};
@@ -49,8 +49,9 @@ pub struct AnthropicConfig {
     pub base_url: String,
     /// Values for the `anthropic-beta` header; none means no header.
     pub betas: Vec<String>,
-    /// How long one attempt may take (default [`MODEL_TIMEOUT_SECS`]).
-    pub timeout: Duration,
+    /// How long one attempt may take; `None` (the default) sizes each call's timeout to its
+    /// `max_tokens` ([`model_call_timeout`]).
+    pub timeout: Option<Duration>,
     /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
     pub retry_backoff: Duration,
 }
@@ -62,7 +63,7 @@ impl AnthropicConfig {
             api_key: ApiKey::new(api_key),
             base_url: DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
             betas: Vec::new(),
-            timeout: Duration::from_secs(MODEL_TIMEOUT_SECS),
+            timeout: None,
             retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
         }
     }
@@ -79,9 +80,9 @@ impl AnthropicConfig {
         self
     }
 
-    /// Uses another per-attempt timeout.
+    /// Uses a fixed per-attempt timeout instead of one sized to each call's output budget.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = Some(timeout);
         self
     }
 
@@ -92,12 +93,13 @@ impl AnthropicConfig {
     }
 }
 
-/// The Claude Messages API over HTTPS, with one retry on a timeout, 5xx or overload.
+/// The Claude Messages API over HTTPS, with one retry on a 5xx or overload and a timeout sized
+/// to each call's output budget.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
     http: reqwest::Client,
     endpoint: String,
-    timeout: Duration,
+    timeout: Option<Duration>,
     retry_backoff: Duration,
 }
 
@@ -148,12 +150,12 @@ impl AnthropicClient {
         })
     }
 
-    async fn attempt(&self, body: &[u8]) -> Result<CreateResponse, LlmError> {
+    async fn attempt(&self, body: &[u8], timeout: Duration) -> Result<CreateResponse, LlmError> {
         let started = Instant::now();
         let response = self
             .http
             .post(&self.endpoint)
-            .timeout(self.timeout)
+            .timeout(timeout)
             .body(body.to_vec())
             .send()
             .await
@@ -183,7 +185,10 @@ impl LlmClient for AnthropicClient {
             message: format!("could not encode the request: {error}"),
             kind: crate::error::InvalidKind::Other,
         })?;
-        with_one_retry(self.retry_backoff, || self.attempt(&body)).await
+        let timeout = self
+            .timeout
+            .unwrap_or_else(|| model_call_timeout(request.max_tokens));
+        with_one_retry(self.retry_backoff, || self.attempt(&body, timeout)).await
     }
 }
 

@@ -49,8 +49,8 @@ pub use error::{InvalidKind, LlmError};
 #[cfg(feature = "http")]
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{
-    DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_TIMEOUT_SECS,
-    OUTPUT_TOKENS_MAX,
+    DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_OUTPUT_TOKENS_PER_SEC_MIN,
+    MODEL_START_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
 };
 #[cfg(feature = "http")]
 pub use openai::{OpenAiClient, OpenAiConfig};

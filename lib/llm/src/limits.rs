@@ -1,18 +1,37 @@
 //! The model-call limits, each in one place with the reason for its value.
 
-/// How long one model call may take, in seconds, before it counts as a timeout.
-///
-/// A reply to a chat message that takes longer than a minute is already a bad experience, and
-/// the agent Lambda must leave room for one retry plus sending the reply inside its own timeout.
-/// Generous enough for 16,000 output tokens with reasoning on a current model. Clients take a
-/// `Duration` in their config so tests can use a short one; this is the default.
-pub const MODEL_TIMEOUT_SECS: u64 = 60;
+use std::time::Duration;
 
-/// How many times a model call is retried after a transient failure (timeout, 5xx, overloaded).
+/// Seconds a model call may take before its first output: queueing at the provider, reading a
+/// long prompt, starting to reason. Part of [`model_call_timeout`].
+pub const MODEL_START_SECS: u64 = 60;
+
+/// The slowest output a model call is allowed, in tokens per second. Current models write
+/// 50-100 tokens per second; 40 leaves room for a loaded provider. Part of
+/// [`model_call_timeout`].
+pub const MODEL_OUTPUT_TOKENS_PER_SEC_MIN: u64 = 40;
+
+/// How long one model call asking for up to `max_tokens` output tokens may take before it
+/// counts as a timeout: [`MODEL_START_SECS`] plus `max_tokens` at
+/// [`MODEL_OUTPUT_TOKENS_PER_SEC_MIN`] (460 s for [`OUTPUT_TOKENS_MAX`]).
+///
+/// A fixed short timeout cut off long answers that were still being written, and the retry of
+/// the same request was cut off again: two billed generations and no answer. Sized to the
+/// output budget, a call that times out is one that stalled, and a timed-out call is never
+/// retried ([`crate::LlmError::is_retryable`]). Clients use a fixed timeout instead only when
+/// their config sets one (tests).
+pub fn model_call_timeout(max_tokens: u32) -> Duration {
+    Duration::from_secs(
+        MODEL_START_SECS + u64::from(max_tokens).div_ceil(MODEL_OUTPUT_TOKENS_PER_SEC_MIN),
+    )
+}
+
+/// How many times a model call is retried after a transient failure (5xx, overloaded).
 ///
 /// Exactly one: a second attempt rides out a blip, while more attempts only make a person wait
 /// minutes for an answer that a friendly "try again in a minute" serves better. Rate limits are
-/// never retried here; the harness tells the person instead.
+/// never retried here; the harness tells the person instead. Timeouts are not retried either:
+/// the provider may have generated (and billed) the whole answer.
 pub const MODEL_RETRIES_MAX: u32 = 1;
 
 /// Pause before the single retry, in milliseconds.

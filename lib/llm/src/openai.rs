@@ -19,8 +19,8 @@ use crate::error::body_snippet;
 use crate::error::{InvalidKind, LlmError};
 use crate::http::{ApiKey, retry_after, transport_error};
 use crate::limits::{
-    DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, MODEL_TIMEOUT_SECS,
-    TOOL_ARGUMENT_CORRECTIONS_MAX,
+    DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, TOOL_ARGUMENT_CORRECTIONS_MAX,
+    model_call_timeout,
 };
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse, Usage};
@@ -34,8 +34,9 @@ pub struct OpenAiConfig {
     /// The API root including `/v1` (default [`DEFAULT_OPENAI_BASE_URL`]; the binary passes
     /// `OPENAI_BASE_URL` here).
     pub base_url: String,
-    /// How long one attempt may take (default [`MODEL_TIMEOUT_SECS`]).
-    pub timeout: Duration,
+    /// How long one attempt may take; `None` (the default) sizes each call's timeout to its
+    /// `max_tokens` ([`model_call_timeout`]).
+    pub timeout: Option<Duration>,
     /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
     pub retry_backoff: Duration,
 }
@@ -46,7 +47,7 @@ impl OpenAiConfig {
         Self {
             api_key: api_key.map(ApiKey::new),
             base_url: DEFAULT_OPENAI_BASE_URL.to_owned(),
-            timeout: Duration::from_secs(MODEL_TIMEOUT_SECS),
+            timeout: None,
             retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
         }
     }
@@ -57,9 +58,9 @@ impl OpenAiConfig {
         self
     }
 
-    /// Uses another per-attempt timeout.
+    /// Uses a fixed per-attempt timeout instead of one sized to each call's output budget.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = Some(timeout);
         self
     }
 
@@ -70,13 +71,13 @@ impl OpenAiConfig {
     }
 }
 
-/// The Chat Completions API of an OpenAI-compatible server, with one retry on a timeout, 5xx
-/// or overload.
+/// The Chat Completions API of an OpenAI-compatible server, with one retry on a 5xx or
+/// overload and a timeout sized to each call's output budget.
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
     http: reqwest::Client,
     endpoint: String,
-    timeout: Duration,
+    timeout: Option<Duration>,
     retry_backoff: Duration,
 }
 
@@ -123,12 +124,17 @@ impl OpenAiClient {
         })
     }
 
-    async fn attempt(&self, body: &[u8], model: &str) -> Result<Vec<u8>, LlmError> {
+    async fn attempt(
+        &self,
+        body: &[u8],
+        model: &str,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, LlmError> {
         let started = Instant::now();
         let response = self
             .http
             .post(&self.endpoint)
-            .timeout(self.timeout)
+            .timeout(timeout)
             .body(body.to_vec())
             .send()
             .await
@@ -148,12 +154,15 @@ impl OpenAiClient {
         }
     }
 
-    async fn send(&self, request: &ChatRequest) -> Result<Vec<u8>, LlmError> {
+    async fn send(&self, request: &ChatRequest, timeout: Duration) -> Result<Vec<u8>, LlmError> {
         let body = serde_json::to_vec(request).map_err(|error| LlmError::InvalidRequest {
             message: format!("could not encode the request: {error}"),
             kind: InvalidKind::Other,
         })?;
-        with_one_retry(self.retry_backoff, || self.attempt(&body, &request.model)).await
+        with_one_retry(self.retry_backoff, || {
+            self.attempt(&body, &request.model, timeout)
+        })
+        .await
     }
 }
 
@@ -161,10 +170,13 @@ impl OpenAiClient {
 impl LlmClient for OpenAiClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         let mut chat = to_chat(request);
+        let timeout = self
+            .timeout
+            .unwrap_or_else(|| model_call_timeout(request.max_tokens));
         let mut spent = Usage::default();
         let mut corrections = 0;
         loop {
-            let body = self.send(&chat).await?;
+            let body = self.send(&chat, timeout).await?;
             let read = read_response(&body, &request.model)?;
             add_usage(&mut spent, &read.response.usage);
             if read.broken.is_empty() {

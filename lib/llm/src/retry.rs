@@ -7,7 +7,7 @@ use crate::error::LlmError;
 use crate::limits::MODEL_RETRIES_MAX;
 
 /// Runs `attempt`, and once more after `backoff` if it failed with a retryable error
-/// ([`LlmError::is_retryable`]: timeout, overloaded, 5xx). Never more than
+/// ([`LlmError::is_retryable`]: overloaded, 5xx). Never more than
 /// [`MODEL_RETRIES_MAX`] retries: the second failure is returned as it is.
 pub(crate) async fn with_one_retry<T, F, Fut>(
     backoff: Duration,
@@ -60,13 +60,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn does_not_retry_a_timeout_so_a_long_answer_is_never_paid_twice() {
+        let calls = AtomicUsize::new(0);
+        let outcome: Result<(), LlmError> = with_one_retry(Duration::ZERO, || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err(LlmError::Timeout) }
+        })
+        .await;
+        assert_eq!(outcome, Err(LlmError::Timeout));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_timeout_grows_with_the_output_budget() {
+        use crate::limits::{OUTPUT_TOKENS_MAX, model_call_timeout};
+        assert_eq!(model_call_timeout(0), Duration::from_secs(60));
+        assert_eq!(model_call_timeout(4_000), Duration::from_secs(160));
+        assert_eq!(
+            model_call_timeout(OUTPUT_TOKENS_MAX),
+            Duration::from_secs(460)
+        );
+        // 16,000 tokens at a typical 50-100 tokens per second fit, with room.
+        assert!(model_call_timeout(OUTPUT_TOKENS_MAX) > Duration::from_secs(16_000 / 50 + 60));
+    }
+
+    #[tokio::test]
     async fn a_success_after_one_failure_is_returned() {
         let calls = AtomicUsize::new(0);
         let outcome = with_one_retry(Duration::ZERO, || {
             let call = calls.fetch_add(1, Ordering::SeqCst);
             async move {
                 if call == 0 {
-                    Err(LlmError::Timeout)
+                    Err(LlmError::Overloaded)
                 } else {
                     Ok(call)
                 }

@@ -117,7 +117,7 @@ async fn retries_once_after_an_overload_then_succeeds() {
 }
 
 #[tokio::test]
-async fn retries_once_after_a_timeout_then_succeeds() {
+async fn a_timeout_is_not_retried_so_the_answer_is_never_paid_twice() {
     let server = FakeServer::start(vec![
         Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
         Reply::json(200, api_response()),
@@ -126,12 +126,27 @@ async fn retries_once_after_a_timeout_then_succeeds() {
     let client = client_with(&server, |config| {
         config.with_timeout(Duration::from_millis(200))
     });
-    let response = client
-        .create(&request())
-        .await
-        .expect("second attempt succeeds");
+    assert_eq!(client.create(&request()).await, Err(LlmError::Timeout));
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_answer_within_its_budget_is_not_cut_off() {
+    // Without a fixed timeout the call's timeout is sized to its max_tokens (minutes), so an
+    // answer that takes seconds arrives; the old fixed 60 s would have been the only bound.
+    let server = FakeServer::start(vec![
+        Reply::json(200, api_response()).delayed(Duration::from_millis(1_500)),
+    ])
+    .await;
+    let client = AnthropicClient::new(
+        AnthropicConfig::new(KEY)
+            .with_base_url(server.base_url())
+            .with_retry_backoff(Duration::ZERO),
+    )
+    .expect("client");
+    let response = client.create(&request()).await.expect("answered");
     assert_eq!(response.id, "msg_fake");
-    assert_eq!(server.received().len(), 2);
+    assert_eq!(server.received().len(), 1);
 }
 
 #[tokio::test]
@@ -173,7 +188,7 @@ async fn never_retries_twice() {
         config.with_timeout(Duration::from_millis(200))
     });
     assert_eq!(client.create(&request()).await, Err(LlmError::Timeout));
-    assert_eq!(server.received().len(), 2);
+    assert_eq!(server.received().len(), 1, "a timeout is not retried");
 }
 
 #[tokio::test]

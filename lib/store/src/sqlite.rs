@@ -30,6 +30,10 @@ CREATE TABLE IF NOT EXISTS items (
 ) WITHOUT ROWID;
 ";
 
+/// Expired items deleted per statement by [`SqliteTable::sweep_expired`]: small enough that
+/// other writers wait milliseconds, large enough that a year of expiries goes in few rounds.
+pub const SWEEP_BATCH_ROWS: usize = 1_000;
+
 /// A [`Table`] in one SQLite file. Cheap to clone; clones share one connection, and blocking
 /// SQLite work runs on tokio's blocking pool, never on the async worker threads.
 #[derive(Clone)]
@@ -99,6 +103,30 @@ impl SqliteTable {
                 label,
             }),
         })
+    }
+
+    /// Deletes every expired item (a `ttl` at or before now) and returns how many went: what
+    /// DynamoDB's TTL does by itself. Reads already treat expired items as absent; this keeps
+    /// the file from growing with them. Deletes in batches of [`SWEEP_BATCH_ROWS`] so a large
+    /// sweep never holds the write lock for long.
+    pub async fn sweep_expired(&self) -> Result<usize, StoreError> {
+        let mut total = 0;
+        loop {
+            let deleted = self
+                .with_conn(|conn, now| {
+                    conn.execute(
+                        "DELETE FROM items WHERE (pk, sk) IN (SELECT pk, sk FROM items
+                         WHERE ttl IS NOT NULL AND ttl <= ?1 LIMIT ?2)",
+                        rusqlite::params![now, SWEEP_BATCH_ROWS as i64],
+                    )
+                    .map_err(backend)
+                })
+                .await?;
+            total += deleted;
+            if deleted < SWEEP_BATCH_ROWS {
+                return Ok(total);
+            }
+        }
     }
 
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
@@ -314,7 +342,52 @@ fn backend(e: rusqlite::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
-    use super::prefix_successor;
+    use std::sync::Arc;
+
+    use super::{SWEEP_BATCH_ROWS, SqliteTable, prefix_successor};
+    use crate::{Item, ManualClock, Table, WriteOp};
+
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn the_sweep_deletes_expired_items_only() {
+        let clock = ManualClock::at_millis(1_000_000);
+        let table = SqliteTable::in_memory_with_clock(Arc::new(clock.clone())).unwrap();
+        let n = SWEEP_BATCH_ROWS + 5; // more than one batch
+        let mut ops = Vec::new();
+        for i in 0..n {
+            ops.push(WriteOp::put(
+                Item::new("P", format!("old#{i:05}"), serde_json::json!({})).with_ttl(1_500),
+            ));
+            if ops.len() == 100 {
+                table.write(std::mem::take(&mut ops)).await.unwrap();
+            }
+        }
+        table.write(ops).await.unwrap();
+        table
+            .write(vec![
+                WriteOp::put(Item::new("P", "later", serde_json::json!({})).with_ttl(5_000)),
+                WriteOp::put(Item::new("P", "forever", serde_json::json!({}))),
+            ])
+            .await
+            .unwrap();
+        assert_eq!(
+            table.sweep_expired().await.unwrap(),
+            0,
+            "nothing expired yet"
+        );
+        clock.set_millis(1_500_000);
+        assert_eq!(table.sweep_expired().await.unwrap(), n);
+        let left: i64 = table
+            .with_conn(|conn, _| {
+                conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+                    .map_err(super::backend)
+            })
+            .await
+            .unwrap();
+        assert_eq!(left, 2, "the unexpired and the ttl-less items stay");
+        assert!(table.get("P", "later").await.unwrap().is_some());
+        assert_eq!(table.sweep_expired().await.unwrap(), 0);
+    }
 
     #[test]
     fn successor_bounds_every_extension_of_the_prefix() {

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use steward_channels::{
-    ChannelSender, TelegramConfig, TelegramSender, WhatsappConfig, WhatsappSender,
+    ChannelSender, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID, TelegramConfig,
+    TelegramSender, WhatsappConfig, WhatsappSender,
 };
 use steward_edge::config::{ConfigError, ENV_PUBLIC_URL, Settings};
 use steward_harness::{Agent, Domain, Links, TurnLimits};
@@ -15,7 +16,18 @@ use crate::model;
 
 /// The senders of the configured channels (WhatsApp needs its access token and phone number
 /// id, Telegram its bot token; a channel without them has no sender), sharing one HTTP client.
+/// Half a WhatsApp sender (the token without the phone-number id, or the id without the
+/// token) refuses the start naming the missing setting: it would accept messages it can never
+/// answer.
 pub fn senders(settings: &Settings) -> Result<Senders, ConfigError> {
+    match (
+        settings.get(ENV_WHATSAPP_ACCESS_TOKEN).is_some(),
+        settings.get(ENV_WHATSAPP_PHONE_NUMBER_ID).is_some(),
+    ) {
+        (true, false) => return Err(ConfigError::Missing(ENV_WHATSAPP_PHONE_NUMBER_ID)),
+        (false, true) => return Err(ConfigError::Missing(ENV_WHATSAPP_ACCESS_TOKEN)),
+        _ => {}
+    }
     let http = steward_channels::http_client().map_err(|e| ConfigError::Client {
         what: "the channels' HTTP client",
         message: e.to_string(),
@@ -73,6 +85,34 @@ pub fn turn_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn half_a_whatsapp_sender_refuses_the_start_naming_what_is_missing() {
+        let token_only = senders(&Settings::from_pairs([(ENV_WHATSAPP_ACCESS_TOKEN, "EAAG")]));
+        assert!(
+            matches!(
+                token_only,
+                Err(ConfigError::Missing(ENV_WHATSAPP_PHONE_NUMBER_ID))
+            ),
+            "{:?}",
+            token_only.err()
+        );
+        let id_only = senders(&Settings::from_pairs([(
+            ENV_WHATSAPP_PHONE_NUMBER_ID,
+            "1065",
+        )]));
+        let err = id_only.err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(err, "WHATSAPP_ACCESS_TOKEN is not set");
+        let both = senders(&Settings::from_pairs([
+            (ENV_WHATSAPP_ACCESS_TOKEN, "EAAG"),
+            (ENV_WHATSAPP_PHONE_NUMBER_ID, "1065"),
+        ]))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            both.for_channel(steward_channels::Channel::Whatsapp)
+                .is_some()
+        );
+    }
 
     #[test]
     fn senders_exist_for_configured_channels_only() {

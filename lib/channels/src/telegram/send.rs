@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::config::{self, ConfigError};
 use crate::secret::Secret;
 use crate::sender::{
-    BUTTONS_ONLY_TEXT, ChannelSender, Recipient, SendError, SendReceipt, SentButton,
-    normalize_buttons, transport_error,
+    BUTTONS_ONLY_TEXT, ChannelSender, NoLedger, PartLedger, Recipient, SendError, SendReceipt,
+    SentButton, normalize_buttons, send_part, transport_error,
 };
 use crate::{ChannelProfile, split_text};
 
@@ -66,7 +66,12 @@ pub struct TelegramSender {
     http: reqwest::Client,
     api_base: String,
     bot_token: Secret,
+    part_gap: Duration,
 }
+
+/// The pause between two parts of one reply, in milliseconds: Telegram asks bots to send
+/// about one message per second to one chat, and answers faster bursts with 429.
+pub const PART_GAP_MILLIS: u64 = 1_000;
 
 impl std::fmt::Debug for TelegramSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,7 +88,15 @@ impl TelegramSender {
             http,
             api_base: config.api_base.trim_end_matches('/').to_owned(),
             bot_token: config.bot_token,
+            part_gap: Duration::from_millis(PART_GAP_MILLIS),
         }
+    }
+
+    /// This sender pausing `gap` between the parts of a reply instead of [`PART_GAP_MILLIS`]
+    /// (tests against a local fake use zero).
+    pub fn with_part_gap(mut self, gap: Duration) -> Self {
+        self.part_gap = gap;
+        self
     }
 
     /// Calls one Bot API method; its `result`, or the classified error.
@@ -186,6 +199,16 @@ impl ChannelSender for TelegramSender {
         text: &str,
         buttons: &[String],
     ) -> Result<SendReceipt, SendError> {
+        self.send_reply_resuming(to, text, buttons, &NoLedger).await
+    }
+
+    async fn send_reply_resuming(
+        &self,
+        to: &Recipient,
+        text: &str,
+        buttons: &[String],
+        ledger: &dyn PartLedger,
+    ) -> Result<SendReceipt, SendError> {
         let profile = self.profile();
         let buttons = normalize_buttons(buttons, &profile);
         let mut chunks = split_for_telegram(text, profile.text_chars_max);
@@ -194,6 +217,7 @@ impl ChannelSender for TelegramSender {
         }
         let last = chunks.len().saturating_sub(1);
         let mut message_ids = Vec::with_capacity(chunks.len());
+        let mut sent_now = false;
         for (i, chunk) in chunks.iter().enumerate() {
             let mut body = json!({ "chat_id": chat_id(to), "text": chunk });
             if i == last
@@ -202,14 +226,19 @@ impl ChannelSender for TelegramSender {
             {
                 m.insert("reply_markup".into(), keyboard(&buttons));
             }
-            let result = self.call("sendMessage", &body).await?;
-            message_ids.push(
-                result
+            let gap = sent_now.then_some(self.part_gap);
+            let body = &body;
+            let (id, now) = send_part(CHANNEL, ledger, i, gap, move || async move {
+                let result = self.call("sendMessage", body).await?;
+                Ok(result
                     .get("message_id")
                     .and_then(Value::as_i64)
                     .map(|id| id.to_string())
-                    .unwrap_or_default(),
-            );
+                    .unwrap_or_default())
+            })
+            .await?;
+            sent_now |= now;
+            message_ids.push(id);
         }
         Ok(SendReceipt::Sent {
             message_ids,

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod fuzz;
+mod resume;
 mod telegram_inbound;
 mod telegram_send;
 mod typing;

@@ -17,6 +17,7 @@ fn sender(base: &str) -> TelegramSender {
     let mut config = TelegramConfig::new(TOKEN);
     config.api_base = base.to_owned();
     TelegramSender::new(config, steward_channels::http_client().unwrap())
+        .with_part_gap(Duration::ZERO)
 }
 
 fn ok(r: &Recorded, n: usize) -> (u16, Value) {

@@ -21,6 +21,7 @@ fn sender(base: &str) -> WhatsappSender {
     let mut config = WhatsappConfig::new("106540352242922", TOKEN);
     config.api_base = format!("{base}/v26.0");
     WhatsappSender::new(config, steward_channels::http_client().unwrap())
+        .with_part_gap(std::time::Duration::ZERO)
 }
 
 /// Answers every request like the Cloud API does on success, with ids wamid.OUT<n>.

@@ -36,6 +36,28 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 /// calls); a longer one is redelivered from the durable queue on the next start.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// How often expired rows (transcripts and audit rows past their retention, spent dedupe and
+/// confirmation records) are deleted from the store file: what DynamoDB's TTL does on AWS.
+/// Hourly is plenty; reads already treat expired rows as gone.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(60 * 60);
+
+/// Deletes expired rows now and then every [`SWEEP_EVERY`], for as long as the process runs.
+fn sweep_periodically(table: SqliteTable) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            match table.sweep_expired().await {
+                Ok(0) => {}
+                Ok(deleted) => tracing::info!(deleted, "expired rows deleted"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "deleting expired rows failed; trying again later")
+                }
+            }
+        }
+    });
+}
+
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn serve(cli: &Cli) -> Result<()> {
     let env = Settings::from_process_env();
@@ -50,10 +72,10 @@ pub async fn serve(cli: &Cli) -> Result<()> {
             .with_context(|| format!("cannot create the folder {}", dir.display()))?;
     }
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let table: Arc<dyn Table> = Arc::new(
-        SqliteTable::open(&path)
-            .with_context(|| format!("cannot open the store at {}", path.display()))?,
-    );
+    let sqlite = SqliteTable::open(&path)
+        .with_context(|| format!("cannot open the store at {}", path.display()))?;
+    sweep_periodically(sqlite.clone());
+    let table: Arc<dyn Table> = Arc::new(sqlite);
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await

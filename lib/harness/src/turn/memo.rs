@@ -45,6 +45,7 @@ impl ModelRun<'_> {
             self.turn,
             step,
             row,
+            self.agent.clock().now_millis(),
         )
         .await
     }

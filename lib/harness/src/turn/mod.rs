@@ -78,6 +78,17 @@ pub trait Outbox: Send + Sync {
     async fn react(&self, emoji: &str) -> Result<(), String>;
     /// Sends the reply. `Err` makes the turn fail so it is retried (and the reply resent).
     async fn send(&self, reply: &ShapedReply) -> Result<(), String>;
+    /// Sends the reply, skipping the parts `parts` holds as delivered by an earlier attempt
+    /// and recording each part delivered now. The default sends it whole (an outbox with
+    /// nothing to resume).
+    async fn send_resuming(
+        &self,
+        reply: &ShapedReply,
+        parts: &dyn steward_channels::PartLedger,
+    ) -> Result<(), String> {
+        let _ = parts;
+        self.send(reply).await
+    }
 }
 
 /// The model settings of every request: set explicitly, never left to a provider default.
@@ -313,8 +324,16 @@ impl Agent {
                     .await?
                     .is_some();
                 let shaped = shape_reply(&draft.text, &outbox.profile(), reacted);
-                transcript::record_shown(table, key, &input.channel, turn, &draft.text, &shaped)
-                    .await?;
+                transcript::record_shown(
+                    table,
+                    key,
+                    &input.channel,
+                    turn,
+                    &draft.text,
+                    &shaped,
+                    self.clock.now_millis(),
+                )
+                .await?;
                 let stored = transcript::put_seen(
                     table,
                     key,
@@ -336,7 +355,11 @@ impl Agent {
             }
         };
         if !reply.is_silent() {
-            outbox.send(&reply).await.map_err(TurnError::Send)?;
+            let parts = crate::sent_parts::SentParts::new(table, self.clock.as_ref(), key, turn);
+            outbox
+                .send_resuming(&reply, &parts)
+                .await
+                .map_err(TurnError::Send)?;
         }
         conversation::finish(table, key, &input.message_id).await?;
         tracing::info!(

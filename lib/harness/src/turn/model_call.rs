@@ -146,7 +146,10 @@ impl NotesModel for TurnNotes<'_> {
                 floor_at,
             )
             .await
-            .map_err(|e| format!("the summary call failed: {e}"))?;
+            .map_err(|e| {
+                crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
+                format!("the summary call failed: {e}")
+            })?;
         self.agent
             .record_usage(self.user, &conv.key, self.turn, &resp)
             .await;

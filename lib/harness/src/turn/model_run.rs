@@ -37,7 +37,16 @@ impl ModelRun<'_> {
                     user: &self.input.user,
                     turn: self.turn,
                 };
-                match compaction::compact(&notes, table, &mut self.conv, &rows, self.turn).await {
+                match compaction::compact(
+                    &notes,
+                    table,
+                    &mut self.conv,
+                    &rows,
+                    self.turn,
+                    self.agent.clock().now_millis(),
+                )
+                .await
+                {
                     Ok(()) => {
                         rows = transcript::load_segment(table, &key, self.conv.meta.segment).await?
                     }
@@ -47,8 +56,10 @@ impl ModelRun<'_> {
                 }
             }
             let row = self.user_row().await;
+            let now = self.agent.clock().now_millis();
             let stored =
-                transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row).await?;
+                transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row, now)
+                    .await?;
             rows.push(PlacedRow {
                 sk: keys::model_sk(self.conv.meta.segment, self.turn, 0),
                 turn: self.turn,
@@ -145,6 +156,7 @@ impl ModelRun<'_> {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model call failed");
+                crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
                 Ok(harness_row(failure_text(&e)))
             }
         }
@@ -173,6 +185,7 @@ impl ModelRun<'_> {
                 NextStep::Continue => {}
                 NextStep::Refused => {
                     tracing::info!("the model refused");
+                    crate::metrics::model_failure(crate::metrics::ModelFailureKind::Refused);
                     return self.finish_with(step, REFUSED).await;
                 }
                 NextStep::CutOff { uses, partial } => {

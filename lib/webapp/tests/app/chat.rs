@@ -19,13 +19,17 @@ use crate::support::{Browser, TestApp, test_config};
 
 const API: &str = "/api/chat/messages";
 
+/// When the rows these tests write were shown: the test app's clock (`support.rs`). Visible
+/// rows expire `RETENTION_DAYS` after it, so a row dated 1970 would read as long gone.
+const SHOWN_AT_MS: i64 = 1_780_304_400_000;
+
 fn seen(role: Role, text: &str, buttons: &[&str]) -> SeenRow {
     SeenRow {
         role,
         text: Some(text.to_owned()),
         buttons: buttons.iter().map(|b| (*b).to_owned()).collect(),
         reaction: None,
-        at_ms: 0,
+        at_ms: SHOWN_AT_MS,
     }
 }
 
@@ -266,7 +270,7 @@ async fn reading_after_a_position_returns_only_later_messages() {
             text: None,
             buttons: Vec::new(),
             reaction: Some("👍".into()),
-            at_ms: 0,
+            at_ms: SHOWN_AT_MS,
         },
     )
     .await
@@ -282,7 +286,7 @@ async fn reading_after_a_position_returns_only_later_messages() {
             text: None,
             buttons: Vec::new(),
             reaction: None,
-            at_ms: 0,
+            at_ms: SHOWN_AT_MS,
         },
     )
     .await

@@ -489,7 +489,11 @@ async fn malformed_ids_in_form_addresses_are_not_found_and_change_nothing() {
             .post_form(&path, &[("name", "Renamed"), ("confirm", "yes")])
             .await;
         assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
-        assert!(page.body.contains("Back to your events"), "{path}: {}", page.body);
+        assert!(
+            page.body.contains("Back to your events"),
+            "{path}: {}",
+            page.body
+        );
     }
     let page = b.get(&event).await;
     assert!(page.body.contains("Id Check"));

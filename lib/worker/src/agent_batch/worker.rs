@@ -144,11 +144,17 @@ impl TurnWorker {
             Ok(m) => m,
             Err(e) => {
                 tracing::error!(error = %e, bytes = body.len(), "queued message is not an InboundMessage; dropped");
+                steward_harness::metrics::reply_not_sent(
+                    steward_harness::metrics::NotSentReason::Unreadable,
+                );
                 return Ok(None);
             }
         };
         let Some(sender) = self.senders.for_channel(message.channel) else {
             tracing::error!(channel = %message.channel, "no sender is configured for this channel; message dropped");
+            steward_harness::metrics::reply_not_sent(
+                steward_harness::metrics::NotSentReason::NoSender,
+            );
             return Ok(None);
         };
         // Every line logged while this message is handled (the claim, the guards, the turn's

@@ -4,8 +4,10 @@
 // The chat page (#chat): reads the conversation from the chat API
 // (GET /api/chat/messages?after=N), sends messages and button clicks
 // (POST, with the session's CSRF token from <meta name="csrf-token"> as X-CSRF-Token),
-// shows "Working…" while a turn runs, and polls every second while working, every few
-// seconds otherwise. Screen readers hear new messages through the log's live region (each
+// shows "Working…" while a turn runs, and polls every second while working. Idle, it polls
+// after 5 s, then waits twice as long each time nothing new came (up to a minute); it does not
+// poll at all while the tab is hidden, and polls at once when the tab is shown again or the
+// window gets focus (each poll is a function call and several table reads). Screen readers hear new messages through the log's live region (each
 // starts with a hidden "You:" or "Steward:") and "Working…" through a status region whose text
 // changes (it is never hidden, only emptied).
 //
@@ -21,7 +23,10 @@
   }
 
   var POLL_WORKING_MS = 1000;
-  var POLL_IDLE_MS = 5000;
+  // Idle polling backs off from the first to the last interval, doubling while nothing changes.
+  var POLL_IDLE_MIN_MS = 5000;
+  var POLL_IDLE_MAX_MS = 60000;
+  var idleMs = POLL_IDLE_MIN_MS;
   // Stop waiting for a reply the server has not started after this long (a lost message).
   var AWAIT_REPLY_MAX_MS = 120000;
 
@@ -69,12 +74,28 @@
     }
   }
 
+  // The next idle wait; each one doubles the next, up to POLL_IDLE_MAX_MS.
+  function nextIdle() {
+    var ms = idleMs;
+    idleMs = Math.min(idleMs * 2, POLL_IDLE_MAX_MS);
+    return ms;
+  }
+
+  function resetIdle() {
+    idleMs = POLL_IDLE_MIN_MS;
+  }
+
+  // Polls after ms, unless the tab is hidden: then nothing is scheduled until it is shown.
   function schedule(ms) {
     if (stopped) {
       return;
     }
     if (timer !== null) {
       window.clearTimeout(timer);
+      timer = null;
+    }
+    if (document.hidden) {
+      return;
     }
     timer = window.setTimeout(poll, ms);
   }
@@ -137,7 +158,7 @@
 
   function poll() {
     timer = null;
-    if (polling || stopped) {
+    if (polling || stopped || document.hidden) {
       return;
     }
     polling = true;
@@ -179,12 +200,15 @@
         showError("");
         updateWorking();
         polling = false;
-        schedule(data.more ? 0 : isWorking() ? POLL_WORKING_MS : POLL_IDLE_MS);
+        if (added || isWorking()) {
+          resetIdle();
+        }
+        schedule(data.more ? 0 : isWorking() ? POLL_WORKING_MS : nextIdle());
       })
       .catch(function (e) {
         polling = false;
         showError(e.message);
-        schedule(POLL_IDLE_MS);
+        schedule(nextIdle());
       });
   }
 
@@ -212,6 +236,7 @@
             if (res.status === 202) {
               awaiting = { after: after, at: Date.now() };
               updateWorking();
+              resetIdle();
               schedule(0);
               done(true);
               return;
@@ -264,11 +289,21 @@
     });
   });
 
+  // Shown again (or focused): catch up at once and poll briskly again. Hidden: schedule()
+  // clears the pending poll and sets none.
+  function wake() {
+    resetIdle();
+    schedule(0);
+  }
+
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden) {
+    if (document.hidden) {
       schedule(0);
+    } else {
+      wake();
     }
   });
+  window.addEventListener("focus", wake);
 
   poll();
 })();
