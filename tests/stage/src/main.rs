@@ -224,7 +224,7 @@ async fn run_lambda(
 
     let moto = setup::Moto::start(root, &work.join("emulator"), args.dedupe_window_secs)?;
     let direct = setup::sdk(&moto.url).await;
-    let resources = setup::resources(&direct, &template).await?;
+    let resources = setup::resources(&direct, template).await?;
     let (proxy, proxy_url) = faults::FaultProxy::start(&moto.url, args.throttle_rate).await?;
     let (model, model_url) = fakes::FakeModel::start(
         Duration::from_millis(args.model_latency_ms),
