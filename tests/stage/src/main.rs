@@ -442,7 +442,7 @@ async fn run_lambda(
         "lambda",
         &figures,
         load(&esm.stats.kills),
-        dead_letters + left_in_queue,
+        Some(dead_letters + left_in_queue),
         Some(bill.per_1000_turns()),
         ok,
     ))
@@ -598,7 +598,7 @@ async fn run_serve(
         "result                  {}",
         if ok { "PASS" } else { "FAIL" }
     );
-    Ok(Summary::new("serve", &figures, kills, 0, None, ok))
+    Ok(Summary::new("serve", &figures, kills, None, None, ok))
 }
 
 /// One target's headline figures, for the side-by-side table.
@@ -610,7 +610,8 @@ struct Summary {
     out_of_order: usize,
     duplicate_replies: usize,
     kills: u64,
-    stranded: u64,
+    /// Dead-lettered or left in the queue (measured on the Lambda stage only).
+    stranded: Option<u64>,
     p50: Option<Duration>,
     p95: Option<Duration>,
     p99: Option<Duration>,
@@ -623,7 +624,7 @@ impl Summary {
         target: &'static str,
         f: &figures::Figures,
         kills: u64,
-        stranded: u64,
+        stranded: Option<u64>,
         cost_per_1000: Option<f64>,
         ok: bool,
     ) -> Self {
@@ -663,7 +664,9 @@ fn print_side_by_side(summaries: &[Summary]) {
     row("lost messages", &|s| s.lost.to_string());
     row("out-of-order replies", &|s| s.out_of_order.to_string());
     row("duplicate replies", &|s| s.duplicate_replies.to_string());
-    row("dead or left in queue", &|s| s.stranded.to_string());
+    row("dead or left in queue", &|s| {
+        s.stranded.map_or("-".to_owned(), |n| n.to_string())
+    });
     row("webhook -> reply p50", &|s| ms(s.p50));
     row("webhook -> reply p95", &|s| ms(s.p95));
     row("webhook -> reply p99", &|s| ms(s.p99));
