@@ -46,8 +46,10 @@ cargo test --workspace --locked
 # by an event-source-mapping poller, under duplicate webhooks, double texts, agent kills and
 # throttles. Fails on any duplicate effect, lost message or out-of-order reply (README, "The
 # deployed shape, locally"). The stage starts its own moto (a 5 s SQS deduplication window).
-cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage
-"$CARGO_TARGET_DIR/debug/steward-stage" --conversations 10 --turns 3 --kill-rate 0.1
+# `--target both` then runs the same people against `steward serve` (SQLite, killed and restarted;
+# about 10 s more) and prints the two side by side.
+cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage -p steward
+"$CARGO_TARGET_DIR/debug/steward-stage" --target both --conversations 10 --turns 3 --kill-rate 0.1
 
 # MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
 # the official Python SDK client, each against a loopback server with Steward's tool set.

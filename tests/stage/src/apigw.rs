@@ -8,18 +8,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use crate::runtime::{InvokeError, Pool, StartError};
+use crate::serve::Serve;
 
 /// The host the stage's API answers on (`STEWARD_PUBLIC_URL`'s).
 pub const HOST: &str = "stage.steward.test";
 
-/// The three HTTP functions behind the API.
+/// What answers the people's requests: the three HTTP functions behind the API, or
+/// `steward serve` directly.
+pub enum Backend {
+    /// The Lambda functions.
+    Lambda {
+        /// `ANY /webhooks/{proxy+}`, `GET /healthz`.
+        webhook: Arc<Pool>,
+        /// `ANY /mcp`.
+        mcp: Arc<Pool>,
+        /// `ANY /`, `/app`, `/app/{proxy+}`, `/api/{proxy+}`, `/e/{proxy+}`.
+        web: Arc<Pool>,
+    },
+    /// `steward serve` over HTTP on loopback.
+    Serve(Arc<Serve>),
+}
+
+/// The people's way in.
 pub struct Api {
-    /// `ANY /webhooks/{proxy+}`, `GET /healthz`.
-    pub webhook: Arc<Pool>,
-    /// `ANY /mcp`.
-    pub mcp: Arc<Pool>,
-    /// `ANY /`, `/app`, `/app/{proxy+}`, `/api/{proxy+}`, `/e/{proxy+}`.
-    pub web: Arc<Pool>,
+    /// What answers.
+    pub backend: Backend,
     /// Requests served (API Gateway requests, for the cost model).
     pub requests: AtomicU64,
 }
@@ -36,13 +49,16 @@ pub struct Answer {
 impl Api {
     /// Routes one request as the template's routes do; `None` for a path no route matches.
     fn route(&self, path: &str) -> Option<&Arc<Pool>> {
+        let Backend::Lambda { webhook, mcp, web } = &self.backend else {
+            return None;
+        };
         let under = |p: &str| path.starts_with(&format!("{p}/"));
         if under("/webhooks") || path == "/healthz" {
-            Some(&self.webhook)
+            Some(webhook)
         } else if path == "/mcp" {
-            Some(&self.mcp)
+            Some(mcp)
         } else if path == "/" || path == "/app" || under("/app") || under("/api") || under("/e") {
-            Some(&self.web)
+            Some(web)
         } else {
             None
         }
@@ -58,6 +74,15 @@ impl Api {
         source_ip: &str,
     ) -> Result<Answer, StartError> {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if let Backend::Serve(serve) = &self.backend {
+            return Ok(match serve.request(method, path, headers, body).await {
+                Some((status, body)) => Answer { status, body },
+                None => Answer {
+                    status: 502,
+                    body: "steward serve did not answer".into(),
+                },
+            });
+        }
         let Some(pool) = self.route(path) else {
             return Ok(Answer {
                 status: 404,

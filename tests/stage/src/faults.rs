@@ -21,6 +21,8 @@ pub struct FaultProxy {
     throttle_rate: f64,
     /// Requests forwarded, by `X-Amz-Target` (e.g. `DynamoDB_20120810.TransactWriteItems`).
     pub calls: Mutex<BTreeMap<String, u64>>,
+    /// Prices every answered request (the cost model).
+    pub meter: crate::cost::Meter,
     /// Requests answered with a throttling error, by service.
     pub throttled_dynamodb: AtomicU64,
     /// Requests answered with a throttling error, by service.
@@ -35,6 +37,7 @@ impl FaultProxy {
             http: reqwest::Client::builder().build()?,
             throttle_rate,
             calls: Mutex::new(BTreeMap::new()),
+            meter: crate::cost::Meter::default(),
             throttled_dynamodb: AtomicU64::new(0),
             throttled_sqs: AtomicU64::new(0),
         });
@@ -88,13 +91,13 @@ async fn forward(
         .calls
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .entry(target)
+        .entry(target.clone())
         .or_default() += 1;
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     let mut request = proxy
         .http
         .request(method, format!("{}{path}", proxy.upstream))
-        .body(body);
+        .body(body.clone());
     for (name, value) in &headers {
         if name != "host" && name != "content-length" {
             request = request.header(name, value);
@@ -108,7 +111,11 @@ async fn forward(
                     builder = builder.header(name, value);
                 }
             }
+            let ok = answer.status().is_success();
             let bytes = answer.bytes().await.unwrap_or_default();
+            if ok {
+                proxy.meter.record(&target, &body, &bytes);
+            }
             builder.body(Body::from(bytes)).unwrap_or_default()
         }
         Err(e) => Response::builder()

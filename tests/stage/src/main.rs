@@ -14,12 +14,14 @@
 //! broken, 2 when a piece of the stage could not start (the run reports no figures then).
 
 mod apigw;
+mod cost;
 mod esm;
 mod fakes;
 mod faults;
 mod figures;
 mod runtime;
 mod scenario;
+mod serve;
 mod setup;
 mod template;
 
@@ -86,9 +88,28 @@ struct Args {
     /// The run's seed (conversations' choices); default: from the clock.
     #[arg(long)]
     seed: Option<u64>,
-    /// Where the function binaries are; default: $CARGO_TARGET_DIR/debug or target/debug.
+    /// The price table of the cost model; default: bench/prices-us-east-1.txt.
+    #[arg(long)]
+    prices: Option<PathBuf>,
+    /// What runs the scenario: the Lambda functions on the stage, `steward serve` (its
+    /// in-process queue and SQLite, killed and restarted at random points), or both in turn
+    /// with their figures side by side.
+    #[arg(long, value_enum, default_value_t = Target::Lambda)]
+    target: Target,
+    /// Where the function binaries (and `steward`, for `--target serve`) are; default: $CARGO_TARGET_DIR/debug or target/debug.
     #[arg(long)]
     bin_dir: Option<PathBuf>,
+}
+
+/// What runs the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Target {
+    /// The four Lambda functions on the stage.
+    Lambda,
+    /// `steward serve`.
+    Serve,
+    /// Both, one after the other.
+    Both,
 }
 
 #[tokio::main]
@@ -121,10 +142,24 @@ fn bin_dir(args: &Args, root: &Path) -> PathBuf {
 async fn run(args: Args) -> anyhow::Result<bool> {
     let root = repo_root();
     let bins = bin_dir(&args, &root);
-    let missing: Vec<String> = ["webhook", "agent", "mcp", "web"]
+    let lambda = args.target != Target::Serve;
+    let serve = args.target != Target::Lambda;
+    let mut needed: Vec<(&str, &str)> = Vec::new();
+    if lambda {
+        needed.extend([
+            ("webhook", "steward-fn-webhook"),
+            ("agent", "steward-fn-agent"),
+            ("mcp", "steward-fn-mcp"),
+            ("web", "steward-fn-web"),
+        ]);
+    }
+    if serve {
+        needed.push(("steward", "steward"));
+    }
+    let missing: Vec<String> = needed
         .iter()
-        .filter(|b| !bins.join(b).is_file())
-        .map(|b| format!("{b} (cargo build -p steward-fn-{b})"))
+        .filter(|(b, _)| !bins.join(b).is_file())
+        .map(|(b, package)| format!("{b} (cargo build -p {package})"))
         .collect();
     if !missing.is_empty() {
         bail!(
@@ -136,6 +171,15 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     let template = template::Template::parse(
         &std::fs::read_to_string(root.join("template.yaml")).context("reading template.yaml")?,
     )?;
+    let prices_path = args
+        .prices
+        .clone()
+        .unwrap_or_else(|| root.join("bench/prices-us-east-1.txt"));
+    let prices = cost::Prices::parse(
+        &std::fs::read_to_string(&prices_path)
+            .with_context(|| format!("reading the price table {}", prices_path.display()))?,
+    )
+    .with_context(|| format!("the price table {}", prices_path.display()))?;
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -144,10 +188,43 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     });
     let work = bins.join(format!("stage-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let params = scenario::Params {
+        conversations: args.conversations,
+        turns: args.turns,
+        duplicate_rate: args.duplicate_rate,
+        double_text_rate: args.double_text_rate,
+        dedupe_window: Duration::from_secs(args.dedupe_window_secs),
+        reply_timeout: Duration::from_secs(args.reply_timeout_secs),
+        seed,
+    };
+    let mut summaries = Vec::new();
+    if lambda {
+        summaries.push(run_lambda(&args, &root, &bins, &template, &prices, &params, &work).await?);
+    }
+    if serve {
+        summaries.push(run_serve(&args, &bins, &params, &work).await?);
+    }
+    if summaries.len() > 1 {
+        print_side_by_side(&summaries);
+    }
+    Ok(summaries.iter().all(|s| s.ok))
+}
 
-    let moto = setup::Moto::start(&root, &work.join("emulator"), args.dedupe_window_secs)?;
+/// The scenario on the Lambda stage; prints its figures and returns their summary.
+async fn run_lambda(
+    args: &Args,
+    root: &Path,
+    bins: &Path,
+    template: &template::Template,
+    prices: &cost::Prices,
+    params: &scenario::Params,
+    work: &Path,
+) -> anyhow::Result<Summary> {
+    let seed = params.seed;
+
+    let moto = setup::Moto::start(root, &work.join("emulator"), args.dedupe_window_secs)?;
     let direct = setup::sdk(&moto.url).await;
-    let resources = setup::resources(&direct, &template).await?;
+    let resources = setup::resources(&direct, template).await?;
     let (proxy, proxy_url) = faults::FaultProxy::start(&moto.url, args.throttle_rate).await?;
     let (model, model_url) = fakes::FakeModel::start(
         Duration::from_millis(args.model_latency_ms),
@@ -241,9 +318,11 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     )
     .await?;
     let api = Arc::new(apigw::Api {
-        webhook: webhook.clone(),
-        mcp: mcp.clone(),
-        web: web.clone(),
+        backend: apigw::Backend::Lambda {
+            webhook: webhook.clone(),
+            mcp: mcp.clone(),
+            web: web.clone(),
+        },
         requests: AtomicU64::new(0),
     });
     smoke(&api).await?;
@@ -270,18 +349,9 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         args.kill_rate * 100.0,
         args.throttle_rate * 100.0,
     );
-    let params = scenario::Params {
-        conversations: args.conversations,
-        turns: args.turns,
-        duplicate_rate: args.duplicate_rate,
-        double_text_rate: args.double_text_rate,
-        dedupe_window: Duration::from_secs(args.dedupe_window_secs),
-        reply_timeout: Duration::from_secs(args.reply_timeout_secs),
-        seed,
-    };
     let people = Arc::new(scenario::PeopleStats::default());
     let started = Instant::now();
-    let sent = scenario::run(&params, api.clone(), telegram.clone(), people.clone()).await?;
+    let sent = scenario::run(params, api.clone(), telegram.clone(), people.clone()).await?;
     let conversed = started.elapsed();
 
     // Let every duplicate and redelivery play out: the queue must drain on its own.
@@ -313,6 +383,37 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     )
     .await?;
     let agents_done = agent.drain().await;
+    let mut functions = Vec::new();
+    for (name, pool) in [
+        ("webhook", &webhook),
+        ("agent", &agent),
+        ("mcp", &mcp),
+        ("web", &web),
+    ] {
+        let instances = if name == "agent" {
+            &agents_done
+        } else {
+            &pool.drain().await
+        };
+        functions.push(cost::FunctionUse {
+            name,
+            memory_mb: template.function(name).1,
+            durations: instances
+                .iter()
+                .flat_map(|i| i.durations.iter().copied())
+                .collect(),
+        });
+    }
+    let api_requests = api.requests.load(Ordering::Relaxed);
+    let bill = cost::Bill::price(
+        prices,
+        &proxy.meter.usage(),
+        esm.stats.invocations.load(Ordering::Relaxed) + esm.stats.deletes.load(Ordering::Relaxed),
+        &functions,
+        &template.architecture,
+        api_requests,
+        figures.messages,
+    )?;
     let report = Report {
         figures: &figures,
         people: &people,
@@ -321,7 +422,9 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         model_calls: model.calls(),
         sends: telegram.all_sent().len(),
         other_telegram_calls: telegram.other_calls(),
-        api_requests: api.requests.load(Ordering::Relaxed),
+        api_requests,
+        bill: &bill,
+        prices,
         agent_seconds: agents_done
             .iter()
             .flat_map(|i| i.durations.iter())
@@ -332,9 +435,248 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         left_in_queue,
         dead_letters,
         conversed,
-        logs: &work,
+        logs: work,
     };
-    Ok(report.print())
+    let ok = report.print();
+    Ok(Summary::new(
+        "lambda",
+        &figures,
+        load(&esm.stats.kills),
+        Some(dead_letters + left_in_queue),
+        Some(bill.per_1000_turns()),
+        ok,
+    ))
+}
+
+fn load(a: &AtomicU64) -> u64 {
+    a.load(Ordering::Relaxed)
+}
+
+/// How long the serve run waits, after the people are done, for Telegram sends to stop.
+const SERVE_SETTLE: Duration = Duration::from_secs(5);
+
+/// The scenario against `steward serve` on a SQLite file, killed with `SIGKILL` and restarted
+/// at random points; prints its figures and returns their summary.
+async fn run_serve(
+    args: &Args,
+    bins: &Path,
+    params: &scenario::Params,
+    work: &Path,
+) -> anyhow::Result<Summary> {
+    let dir = work.join("serve");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let db = dir.join("steward.db");
+    let mut users = HashMap::new();
+    {
+        let table = steward_store::SqliteTable::open(&db)
+            .with_context(|| format!("opening {}", db.display()))?;
+        for i in 0..args.conversations {
+            let chat = scenario::chat_of(i);
+            users.insert(chat, setup::person(&table, i, chat).await?);
+        }
+    }
+    let (model, model_url) = fakes::FakeModel::start(
+        Duration::from_millis(args.model_latency_ms),
+        &dir.join("model.jsonl"),
+    )
+    .await?;
+    let (telegram, telegram_url) = fakes::FakeTelegram::start().await?;
+    let port = serve::free_port()?;
+    let url = format!("http://127.0.0.1:{port}");
+    let env: Vec<(String, String)> = [
+        ("STEWARD_DB", &*db.to_string_lossy()),
+        ("STEWARD_ADDR", &format!("127.0.0.1:{port}")),
+        ("STEWARD_PUBLIC_URL", url.as_str()),
+        ("RUST_LOG", "info"),
+        ("STEWARD_MODEL_PROVIDER", "anthropic"),
+        ("ANTHROPIC_API_KEY", "stage-key"),
+        ("ANTHROPIC_BASE_URL", model_url.as_str()),
+        ("TELEGRAM_BOT_TOKEN", "123456:stage-bot-token"),
+        ("TELEGRAM_API_BASE", telegram_url.as_str()),
+        ("TELEGRAM_WEBHOOK_SECRET", scenario::TELEGRAM_SECRET),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    let server = serve::Serve::start(serve::ServeSpec {
+        binary: bins.join("steward"),
+        env,
+        log: dir.join("serve.log"),
+        url,
+    })
+    .await?;
+    let killer = tokio::spawn(
+        server
+            .clone()
+            .killer(args.kill_rate, Duration::from_millis(args.kill_window_ms)),
+    );
+    println!(
+        "stage (serve): {} conversations x {} turns, duplicates {:.0} %, double texts {:.0} %, kills {:.0} % of webhook deliveries, seed {}",
+        args.conversations,
+        args.turns,
+        args.duplicate_rate * 100.0,
+        args.double_text_rate * 100.0,
+        args.kill_rate * 100.0,
+        params.seed,
+    );
+    let api = Arc::new(apigw::Api {
+        backend: apigw::Backend::Serve(server.clone()),
+        requests: AtomicU64::new(0),
+    });
+    let people = Arc::new(scenario::PeopleStats::default());
+    let started = Instant::now();
+    let sent = scenario::run(params, api, telegram.clone(), people.clone()).await;
+    let conversed = started.elapsed();
+    // Late redeliveries (after a kill) may still send: wait until the sends stop.
+    let mut count = telegram.all_sent().len();
+    loop {
+        tokio::time::sleep(SERVE_SETTLE).await;
+        let now = telegram.all_sent().len();
+        if now == count {
+            break;
+        }
+        count = now;
+    }
+    server.stop.store(true, Ordering::Relaxed);
+    let killed = killer.await;
+    server.stop().await;
+    let sent = sent?;
+    killed.map_err(|e| anyhow::anyhow!("the killer task failed: {e}"))??;
+    let table = steward_store::SqliteTable::open(&db)
+        .with_context(|| format!("opening {}", db.display()))?;
+    let figures = figures::collect(&table, &sent, &users, &telegram.all_sent()).await?;
+    let kills = load(&server.kills);
+    let ms = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()));
+    println!("---- faults injected (serve)");
+    println!(
+        "webhook deliveries      {} ({} non-2xx retried, {} given up)",
+        load(&people.deliveries),
+        load(&people.non_2xx),
+        load(&people.given_up)
+    );
+    println!(
+        "duplicate deliveries    {} within the dedupe window, {} after it",
+        load(&people.early_duplicates),
+        load(&people.late_duplicates)
+    );
+    println!("double texts            {}", load(&people.double_texts));
+    println!("serve kills (SIGKILL)   {kills} (each followed by a restart)");
+    println!("---- what happened (serve)");
+    println!("messages sent           {}", figures.messages);
+    println!("model calls             {}", model.calls());
+    println!(
+        "Telegram calls          {} sendMessage, {} typing/reactions",
+        telegram.all_sent().len(),
+        telegram.other_calls()
+    );
+    println!("time conversing         {:.1} s", conversed.as_secs_f64());
+    println!(
+        "webhook -> reply        p50 {}  p95 {}  p99 {}  max {}",
+        ms(figures.percentile(0.5)),
+        ms(figures.percentile(0.95)),
+        ms(figures.percentile(0.99)),
+        ms(figures.percentile(1.0))
+    );
+    println!("---- promises (serve)");
+    println!("duplicate effects       {}", figures.duplicate_effects);
+    println!("lost messages           {}", figures.lost.len());
+    println!("out-of-order replies    {}", figures.out_of_order);
+    println!("duplicate replies       {}", figures.duplicate_replies);
+    println!("other sends             {}", figures.other_sends.len());
+    for lost in figures.lost.iter().take(10) {
+        println!("  lost: {lost}");
+    }
+    for other in figures.other_sends.iter().take(5) {
+        println!("  other send: {other}");
+    }
+    println!("serve log and store     {}", dir.display());
+    let ok = figures.duplicate_effects == 0
+        && figures.lost.is_empty()
+        && figures.out_of_order == 0
+        && figures.duplicate_replies as u64 <= kills;
+    println!(
+        "result                  {}",
+        if ok { "PASS" } else { "FAIL" }
+    );
+    Ok(Summary::new("serve", &figures, kills, None, None, ok))
+}
+
+/// One target's headline figures, for the side-by-side table.
+struct Summary {
+    target: &'static str,
+    messages: usize,
+    duplicate_effects: usize,
+    lost: usize,
+    out_of_order: usize,
+    duplicate_replies: usize,
+    kills: u64,
+    /// Dead-lettered or left in the queue (measured on the Lambda stage only).
+    stranded: Option<u64>,
+    p50: Option<Duration>,
+    p95: Option<Duration>,
+    p99: Option<Duration>,
+    cost_per_1000: Option<f64>,
+    ok: bool,
+}
+
+impl Summary {
+    fn new(
+        target: &'static str,
+        f: &figures::Figures,
+        kills: u64,
+        stranded: Option<u64>,
+        cost_per_1000: Option<f64>,
+        ok: bool,
+    ) -> Self {
+        Self {
+            target,
+            messages: f.messages,
+            duplicate_effects: f.duplicate_effects,
+            lost: f.lost.len(),
+            out_of_order: f.out_of_order,
+            duplicate_replies: f.duplicate_replies,
+            kills,
+            stranded,
+            p50: f.percentile(0.5),
+            p95: f.percentile(0.95),
+            p99: f.percentile(0.99),
+            cost_per_1000,
+            ok,
+        }
+    }
+}
+
+/// The targets' figures in columns.
+fn print_side_by_side(summaries: &[Summary]) {
+    let ms = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()));
+    let row = |label: &str, cell: &dyn Fn(&Summary) -> String| {
+        let cells: Vec<String> = summaries
+            .iter()
+            .map(|s| format!("{:>14}", cell(s)))
+            .collect();
+        println!("{label:<24}{}", cells.join(""));
+    };
+    println!("---- side by side");
+    row("", &|s| s.target.to_owned());
+    row("messages sent", &|s| s.messages.to_string());
+    row("kills (SIGKILL)", &|s| s.kills.to_string());
+    row("duplicate effects", &|s| s.duplicate_effects.to_string());
+    row("lost messages", &|s| s.lost.to_string());
+    row("out-of-order replies", &|s| s.out_of_order.to_string());
+    row("duplicate replies", &|s| s.duplicate_replies.to_string());
+    row("dead or left in queue", &|s| {
+        s.stranded.map_or("-".to_owned(), |n| n.to_string())
+    });
+    row("webhook -> reply p50", &|s| ms(s.p50));
+    row("webhook -> reply p95", &|s| ms(s.p95));
+    row("webhook -> reply p99", &|s| ms(s.p99));
+    row("$ / 1,000 turns", &|s| {
+        s.cost_per_1000
+            .map_or("-".to_owned(), |c| format!("{c:.4}"))
+    });
+    row("result", &|s| {
+        (if s.ok { "PASS" } else { "FAIL" }).to_owned()
+    });
 }
 
 /// Each HTTP function answers through the API before the scenario starts: health, MCP refusing
@@ -374,6 +716,61 @@ async fn smoke(api: &apigw::Api) -> anyhow::Result<()> {
     Ok(())
 }
 
+impl Report<'_> {
+    /// Prints the cost model: the bill's lines, most expensive first, and the cost per 1,000
+    /// turns against the goal (with the dominating lines when it is missed).
+    fn print_cost(&self) {
+        let bill = self.bill;
+        let total = bill.total();
+        println!(
+            "---- cost model ({} on-demand prices of {}; check them against AWS's pricing pages)",
+            self.prices.region, self.prices.date
+        );
+        println!(
+            "  {:<52} {:>12} {:>12} {:>7}",
+            "what", "units", "$ / 1,000 turns", "share"
+        );
+        for line in &bill.lines {
+            let share = if total > 0.0 {
+                line.dollars / total * 100.0
+            } else {
+                0.0
+            };
+            let per_1000 = if bill.turns == 0 {
+                0.0
+            } else {
+                line.dollars / bill.turns as f64 * 1_000.0
+            };
+            println!(
+                "  {:<52} {:>12.1} {:>12.5} {:>6.1} %",
+                line.what, line.units, per_1000, share
+            );
+        }
+        let lower: u64 = self
+            .proxy
+            .meter
+            .usage()
+            .values()
+            .map(|u| u.lower_bounds)
+            .sum();
+        println!(
+            "  ({lower} DynamoDB writes priced at the minimum: their item was not visible to the proxy)"
+        );
+        let per_1000 = bill.per_1000_turns();
+        let verdict = if per_1000 <= cost::GOAL_PER_1000_TURNS {
+            "within the goal".to_owned()
+        } else {
+            let top: Vec<&str> = bill.lines.iter().take(3).map(|l| l.what.as_str()).collect();
+            format!("over the goal; dominated by {}", top.join(", "))
+        };
+        println!(
+            "cost per 1,000 turns    ${per_1000:.4} (goal ${:.2}, model tokens excluded; {} turns = messages sent): {verdict}",
+            cost::GOAL_PER_1000_TURNS,
+            bill.turns
+        );
+    }
+}
+
 struct Report<'a> {
     figures: &'a figures::Figures,
     people: &'a scenario::PeopleStats,
@@ -383,6 +780,8 @@ struct Report<'a> {
     sends: usize,
     other_telegram_calls: u64,
     api_requests: u64,
+    bill: &'a cost::Bill,
+    prices: &'a cost::Prices,
     agent_seconds: f64,
     agent_memory_mb: u32,
     agent_restarts: u32,
@@ -465,6 +864,7 @@ impl Report<'_> {
         for (op, n) in self.proxy.calls() {
             println!("  {op:<44} {n}");
         }
+        self.print_cost();
         println!("---- promises");
         let duplicate_rate = if kills == 0 {
             0.0

@@ -20,6 +20,8 @@ pub struct Template {
     pub batch_size: usize,
     /// The default of `AgentMaxConcurrency`.
     pub max_concurrency: usize,
+    /// The default of the `Architecture` parameter (`arm64` or `x86_64`), for Lambda's price.
+    pub architecture: String,
     /// Timeout and memory of each function, by binary name.
     pub functions: Vec<(&'static str, Duration, u32)>,
 }
@@ -51,6 +53,7 @@ impl Template {
                 "  AgentMaxConcurrency:",
                 "Default:",
             )?)?,
+            architecture: value_after(text, "  Architecture:", "Default:")?,
             functions,
         })
     }
@@ -64,9 +67,17 @@ impl Template {
     }
 }
 
-/// The number on the first line starting (after indentation) with `key` below the line
-/// `anchor`, before the next line at the anchor's indentation.
+/// The number [`value_after`] finds.
 fn number_after(text: &str, anchor: &str, key: &str) -> anyhow::Result<u64> {
+    let value = value_after(text, anchor, key)?;
+    value
+        .parse()
+        .with_context(|| format!("template.yaml: `{}` {key} `{value}`", anchor.trim()))
+}
+
+/// The value on the first line starting (after indentation) with `key` below the line
+/// `anchor`, before the next line at the anchor's indentation.
+fn value_after(text: &str, anchor: &str, key: &str) -> anyhow::Result<String> {
     let mut lines = text.lines().skip_while(|l| *l != anchor);
     if lines.next().is_none() {
         bail!("template.yaml has no `{}`", anchor.trim());
@@ -79,10 +90,7 @@ fn number_after(text: &str, anchor: &str, key: &str) -> anyhow::Result<u64> {
             break;
         }
         if let Some(value) = trimmed.strip_prefix(key) {
-            let value = value.split('#').next().unwrap_or("").trim();
-            return value
-                .parse()
-                .with_context(|| format!("template.yaml: `{}` {key} `{value}`", anchor.trim()));
+            return Ok(value.split('#').next().unwrap_or("").trim().to_owned());
         }
     }
     bail!("template.yaml: no {key} under `{}`", anchor.trim())
@@ -100,6 +108,7 @@ mod tests {
         assert!(t.visibility_timeout_secs >= t.function("agent").0.as_secs());
         assert!(t.batch_size >= 1 && t.max_concurrency >= 1);
         assert_eq!(t.functions.len(), 4);
+        assert!(["arm64", "x86_64"].contains(&t.architecture.as_str()));
     }
 
     #[test]
