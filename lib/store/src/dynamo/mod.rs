@@ -246,7 +246,9 @@ impl Table for DynamoTable {
             (":now".to_owned(), AttributeValue::N(now.to_string())),
         ]);
         let sk_cond = match &query.sort {
+            // An empty prefix matches every sort key; DynamoDB refuses an empty key value.
             SortKey::All => None,
+            SortKey::Prefix(p) if p.is_empty() => None,
             SortKey::Prefix(p) => Some(("begins_with(#sk, :a)", p, None)),
             SortKey::Between(a, b) => Some(("#sk BETWEEN :a AND :b", a, Some(b))),
             SortKey::After(a) => Some(("#sk > :a", a, None)),
