@@ -1,4 +1,4 @@
-// The web chat's polling schedule, without a browser or a server: lib/web's app.js runs in a
+// The web chat's polling schedule, without a browser or a server: the web app's app.js (lib/webapp) runs in a
 // node:vm context with a minimal DOM, a fake fetch that answers like the chat API, and a
 // virtual clock, so the test reads exactly when each poll would go out. Checks: idle polls
 // back off (5 s doubling up to 60 s), a hidden tab polls not at all, showing it (or focusing
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 
-const SCRIPT = readFileSync(new URL('../../lib/web/src/ui/assets/app.js', import.meta.url), 'utf8');
+const SCRIPT = readFileSync(new URL('../../lib/webapp/src/ui/assets/app.js', import.meta.url), 'utf8');
 
 function element(id) {
   const listeners = {};
