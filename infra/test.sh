@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 # under way removes (infra/module-cycles.allow).
 python3 infra/module-cycles.py --self-test
 python3 infra/module-cycles.py --allow infra/module-cycles.allow
+# The declared minimum Rust is what the dependencies really need (cargo metadata, no build).
+python3 infra/rust-version.py
 
 # Build cache outside the clone, so reruns and fresh clones reuse compiled dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/steward/target}"
