@@ -41,7 +41,10 @@ start() {
   "$venv/bin/python" "$(dirname "$0")/moto_server.py" 127.0.0.1 "$port" >>"$log_file" 2>&1 &
   echo $! >"$pid_file"
   local url="http://127.0.0.1:$port"
-  for _ in $(seq 1 100); do
+  # Importing moto takes a second or two on an idle machine but over 20 s on a loaded one (the
+  # stage once gave up while four builds ran): wait up to 90 s, by the clock.
+  local deadline=$(( $(date +%s) + 90 ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
     if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' "$url/moto-api/" 2>/dev/null; then
       echo "$url"
       return 0
@@ -53,7 +56,7 @@ start() {
     fi
     sleep 0.2
   done
-  echo "emulator: moto did not answer on $url within 20 s; its log follows" >&2
+  echo "emulator: moto did not answer on $url within 90 s; its log follows" >&2
   cat "$log_file" >&2
   return 1
 }
