@@ -1,18 +1,26 @@
-//! Load on the webhook ack path: signature check, parse, enqueue to the in-process queue over
-//! SQLite, 200 — measured over loopback HTTP with concurrent clients.
+//! Load on the webhook ack path: signature check, parse, durable enqueue to the in-process
+//! queue on a SQLite file, 200 — measured over loopback HTTP with concurrent clients, with the
+//! server in a child process so its CPU time is its own.
 //!
 //! ```text
 //! cargo run --release -p steward-webhook --example webhook_load -- [REQUESTS] [CONCURRENCY]
 //! ```
 //!
-//! Defaults: 5,000 requests (after 200 warm-up requests), 32 concurrent clients, at most 60 s
-//! (whatever is done by then is reported). Each request is a signed WhatsApp text message with
-//! a fresh message id, over 200 conversations. The queue's handler does nothing, so only the
-//! ack path is measured; the turn itself is not. Loopback only; prints latency percentiles and
-//! throughput.
+//! Defaults: 5,000 requests per phase (after 200 warm-up requests), 32 concurrent clients, at
+//! most 60 s per phase (whatever is done by then is reported). Two phases: **new** messages
+//! (signed WhatsApp texts with fresh message ids over 200 conversations), then the same
+//! deliveries again as **duplicates** (the provider retrying). The queue's handler only counts,
+//! so the turn itself is not measured.
+//!
+//! Per phase it prints latency percentiles, throughput and the server's CPU per request: the
+//! child's user + system time from `/proc/PID/stat` (all its threads, in clock ticks of 10 ms;
+//! with thousands of requests the resolution is a few microseconds per request), over the
+//! phase, and again once the queue has drained (acks plus the queue's own work). Linux only.
 
-#![allow(clippy::unwrap_used, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -29,6 +37,8 @@ const APP_SECRET: &str = "bench-app-secret";
 const WARM_UP: usize = 200;
 const CONVERSATIONS: usize = 200;
 const TIME_CAP: Duration = Duration::from_secs(60);
+/// Clock ticks per second of `/proc/PID/stat` times: `USER_HZ`, 100 on every Linux ABI.
+const TICKS_PER_SEC: f64 = 100.0;
 
 /// Counts handled messages and does nothing else.
 #[derive(Default)]
@@ -72,17 +82,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-#[tokio::main]
-async fn main() {
-    let mut args = std::env::args().skip(1);
-    let requests: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5_000);
-    let concurrency: usize = args
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(32)
-        .max(1);
-
-    let table: Arc<dyn Table> = Arc::new(SqliteTable::in_memory().unwrap());
+/// The child: the webhook routes over an in-process queue on a SQLite file in `dir`. Prints
+/// `READY <url>`, then answers `HANDLED` lines with the handled count until stdin closes.
+async fn serve(dir: &str) {
+    let table: Arc<dyn Table> =
+        Arc::new(SqliteTable::open(std::path::Path::new(dir).join("bench.db")).unwrap());
     let handled = Arc::new(Count::default());
     let queue = InProcessQueue::start(table, handled.clone(), QueueConfig::default())
         .await
@@ -101,46 +105,118 @@ async fn main() {
         listener.local_addr().unwrap()
     );
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-
-    let bodies: Arc<Vec<(Vec<u8>, String)>> = Arc::new((0..WARM_UP + requests).map(body).collect());
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(concurrency)
-        .build()
-        .unwrap();
-    let post = move |i: usize| {
-        let (client, url, bodies) = (client.clone(), url.clone(), bodies.clone());
-        async move {
-            let (body, signature) = &bodies[i];
-            let started = Instant::now();
-            let status = client
-                .post(&url)
-                .header(whatsapp::SIGNATURE_HEADER, signature)
-                .header("content-type", "application/json")
-                .body(body.clone())
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-                .unwrap_or(0);
-            (started.elapsed(), status)
+    println!("READY {url}");
+    std::io::stdout().flush().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim() == "HANDLED" {
+                println!("{}", handled.0.load(Ordering::Relaxed));
+                std::io::stdout().flush().unwrap();
+            }
         }
-    };
-    for i in 0..WARM_UP {
-        post(i).await;
+    });
+    lines.await.unwrap();
+    queue.shutdown(Duration::from_secs(1)).await;
+}
+
+/// The server process and a line-based channel to it.
+struct Server {
+    child: Child,
+    out: BufReader<std::process::ChildStdout>,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &std::path::Path) -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .arg("serve")
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starting the server child");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let url = line
+            .strip_prefix("READY ")
+            .expect("the child says READY")
+            .trim()
+            .to_owned();
+        Self { child, out, url }
     }
 
-    let next = Arc::new(AtomicUsize::new(WARM_UP));
+    /// User + system CPU seconds the child has used so far (all threads, live and exited).
+    fn cpu_secs(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // Fields after the command name (which is in parentheses and may hold spaces).
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        ticks as f64 / TICKS_PER_SEC
+    }
+
+    fn handled(&mut self) -> usize {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "HANDLED").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        line.trim().parse().unwrap()
+    }
+}
+
+/// One phase's figures.
+struct Phase {
+    name: &'static str,
+    sent: usize,
+    ok: usize,
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    cpu_ack: f64,
+    cpu_drained: f64,
+    drain: Duration,
+}
+
+async fn drive(
+    client: &reqwest::Client,
+    url: &str,
+    bodies: Arc<Vec<(Vec<u8>, String)>>,
+    range: std::ops::Range<usize>,
+    concurrency: usize,
+) -> (Vec<(Duration, u16)>, Duration) {
+    let next = Arc::new(AtomicUsize::new(range.start));
     let started = Instant::now();
     let mut clients = Vec::new();
     for _ in 0..concurrency {
-        let (next, post) = (next.clone(), post.clone());
+        let (next, client, url, bodies) = (
+            next.clone(),
+            client.clone(),
+            url.to_owned(),
+            bodies.clone(),
+        );
+        let end = range.end;
         clients.push(tokio::spawn(async move {
             let mut seen = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= WARM_UP + requests || started.elapsed() > TIME_CAP {
+                if i >= end || started.elapsed() > TIME_CAP {
                     return seen;
                 }
-                seen.push(post(i).await);
+                let (body, signature) = &bodies[i];
+                let sent = Instant::now();
+                let status = client
+                    .post(&url)
+                    .header(whatsapp::SIGNATURE_HEADER, signature)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+                    .unwrap_or(0);
+                seen.push((sent.elapsed(), status));
             }
         }));
     }
@@ -148,41 +224,108 @@ async fn main() {
     for c in clients {
         results.extend(c.await.unwrap());
     }
-    let elapsed = started.elapsed();
-    let ok = results.iter().filter(|(_, s)| *s == 200).count();
-    let mut latencies: Vec<Duration> = results.iter().map(|(d, _)| *d).collect();
-    latencies.sort();
+    (results, started.elapsed())
+}
 
-    // The queue drains in the background; report how long it took to catch up.
-    let total = WARM_UP + results.len();
-    let drain_started = Instant::now();
-    while handled.0.load(Ordering::Relaxed) < total && drain_started.elapsed() < TIME_CAP {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+#[tokio::main]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let first = args.next();
+    if first.as_deref() == Some("serve") {
+        serve(&args.next().expect("serve DIR")).await;
+        return;
     }
+    let requests: usize = first.and_then(|a| a.parse().ok()).unwrap_or(5_000);
+    let concurrency: usize = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(32)
+        .max(1);
+
+    let dir = std::env::temp_dir().join(format!("webhook-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut server = Server::start(&dir);
+    let url = server.url.clone();
+    let bodies: Arc<Vec<(Vec<u8>, String)>> = Arc::new((0..WARM_UP + requests).map(body).collect());
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()
+        .unwrap();
+
+    let (warm, _) = drive(&client, &url, bodies.clone(), 0..WARM_UP, concurrency).await;
+    let mut expected = warm.len();
+    let mut phases = Vec::new();
+    for (name, range) in [
+        ("new", WARM_UP..WARM_UP + requests),
+        ("duplicate", WARM_UP..WARM_UP + requests),
+    ] {
+        // Start each phase with an empty queue.
+        let waited = Instant::now();
+        while server.handled() < expected && waited.elapsed() < TIME_CAP {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let cpu_before = server.cpu_secs();
+        let (results, elapsed) = drive(&client, &url, bodies.clone(), range, concurrency).await;
+        let cpu_ack = server.cpu_secs() - cpu_before;
+        if name == "new" {
+            expected += results.len();
+        }
+        let drain_started = Instant::now();
+        while server.handled() < expected && drain_started.elapsed() < TIME_CAP {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let drain = drain_started.elapsed();
+        let cpu_drained = server.cpu_secs() - cpu_before;
+        let mut latencies: Vec<Duration> = results.iter().map(|(d, _)| *d).collect();
+        latencies.sort();
+        phases.push(Phase {
+            name,
+            sent: results.len(),
+            ok: results.iter().filter(|(_, s)| *s == 200).count(),
+            latencies,
+            elapsed,
+            cpu_ack,
+            cpu_drained,
+            drain,
+        });
+    }
+    let handled = server.handled();
+    drop(server.child.stdin.take());
+    let _ = server.child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("webhook ack path (verify + parse + enqueue to the in-process queue over SQLite)");
     println!(
-        "requests: {} ({} answered 200), concurrency: {concurrency}",
-        results.len(),
-        ok
+        "webhook ack path: verify + parse + durable enqueue (in-process queue, SQLite file), server in a child process, {concurrency} connections"
     );
     println!(
-        "latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-        ms(percentile(&latencies, 50.0)),
-        ms(percentile(&latencies, 90.0)),
-        ms(percentile(&latencies, 99.0)),
-        ms(latencies.last().copied().unwrap_or_default())
+        "{:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>11} {:>14} {:>9}",
+        "phase",
+        "requests",
+        "200s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "req/s",
+        "CPU µs/req",
+        "+drain µs/req",
+        "drain s"
     );
-    println!(
-        "throughput: {:.0} requests/s over {:.2} s",
-        results.len() as f64 / elapsed.as_secs_f64(),
-        elapsed.as_secs_f64()
-    );
-    println!(
-        "handled by the queue: {} of {total} ({:.2} s after the last ack)",
-        handled.0.load(Ordering::Relaxed),
-        drain_started.elapsed().as_secs_f64()
-    );
-    queue.shutdown(Duration::from_secs(1)).await;
+    for p in &phases {
+        let per = |cpu: f64| cpu * 1e6 / p.sent.max(1) as f64;
+        println!(
+            "{:<10} {:>8} {:>8} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>11.1} {:>14.1} {:>9.2}",
+            p.name,
+            p.sent,
+            p.ok,
+            ms(percentile(&p.latencies, 50.0)),
+            ms(percentile(&p.latencies, 99.0)),
+            ms(p.latencies.last().copied().unwrap_or_default()),
+            p.sent as f64 / p.elapsed.as_secs_f64(),
+            per(p.cpu_ack),
+            per(p.cpu_drained),
+            p.drain.as_secs_f64()
+        );
+    }
+    println!("handled by the queue: {handled} of {expected} distinct messages");
 }
