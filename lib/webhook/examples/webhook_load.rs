@@ -191,12 +191,8 @@ async fn drive(
     let started = Instant::now();
     let mut clients = Vec::new();
     for _ in 0..concurrency {
-        let (next, client, url, bodies) = (
-            next.clone(),
-            client.clone(),
-            url.to_owned(),
-            bodies.clone(),
-        );
+        let (next, client, url, bodies) =
+            (next.clone(), client.clone(), url.to_owned(), bodies.clone());
         let end = range.end;
         clients.push(tokio::spawn(async move {
             let mut seen = Vec::new();
