@@ -40,6 +40,25 @@ pub enum Command {
     /// A live eight-message conversation against the configured model on a throwaway store,
     /// printing every reply and tool call: run it after changing the prompt, tools or model.
     Smoke,
+    /// Runs an eval suite (a TOML file of cases, see the README): each case on a throwaway
+    /// store, judged on what happened — records, tool calls, held and confirmed actions, undo,
+    /// replies. Prints a table (or JSON); exits non-zero when any case fails.
+    Eval {
+        /// The suite file.
+        suite: PathBuf,
+        /// Run against the configured model instead of the cases' scripted steps.
+        #[arg(long)]
+        real: bool,
+        /// Run against this model id of the configured provider (implies --real).
+        #[arg(long)]
+        model: Option<String>,
+        /// Run each case this many times and report a pass rate.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `steward user …`

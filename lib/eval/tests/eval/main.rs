@@ -1,0 +1,8 @@
+//! The eval crate's scenarios: the starter suite, a suite with a failing case, suite-file
+//! errors, and the prompt-prefix guard on the real prefix.
+
+mod errors;
+mod prefix;
+mod runner;
+mod starter;
+mod support;

@@ -1,0 +1,28 @@
+//! The starter suite in `lib/eval/suites/starter.toml` runs scripted, and every case passes.
+
+use crate::support::{parse, run_scripted};
+
+const STARTER: &str = include_str!("../../suites/starter.toml");
+
+#[tokio::test]
+async fn the_starter_suite_passes_with_its_scripted_steps() {
+    let suite = parse(STARTER).unwrap_or_else(|e| panic!("{e}"));
+    assert!(suite.cases.len() >= 20, "{} cases", suite.cases.len());
+    let report = run_scripted(&suite).await;
+    let table = report.table();
+    println!("{table}");
+    let failures: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| c.result != "pass")
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.name,
+                c.first_unmet.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(report.passed_runs, suite.cases.len(), "{table}");
+}
