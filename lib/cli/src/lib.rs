@@ -59,6 +59,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Prints a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`) as an eval suite
+    /// case: the person's messages, the model's steps, what ran and was held; names, e-mail
+    /// addresses and phone numbers replaced with placeholders.
+    ExportCase {
+        /// The conversation key.
+        conversation: String,
+        /// The case's name (default: "exported <conversation>").
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 /// `steward user …`

@@ -102,7 +102,7 @@ impl Record {
 }
 
 /// The kind and event of a sort key under a user's partition, if it is a domain record.
-fn classify(sk: &str) -> Option<(RecordKind, String)> {
+pub(crate) fn classify(sk: &str) -> Option<(RecordKind, String)> {
     let rest = sk.strip_prefix("EVENT#")?;
     let mut parts = rest.split('#');
     let event = parts.next()?.to_owned();

@@ -114,6 +114,24 @@ pub async fn run_case(
     model: &ModelChoice,
     events: &EventsConfig,
 ) -> CaseRun {
+    run_case_keeping_store(case, now_ms, model, events).await.0
+}
+
+/// The store a case ran on and its organiser, kept for a look afterwards (export, replay).
+pub struct KeptStore {
+    /// The case's store.
+    pub table: Arc<dyn Table>,
+    /// The organiser.
+    pub user: UserId,
+}
+
+/// Runs one case once and hands back its store too (`None` when it could not be made).
+pub async fn run_case_keeping_store(
+    case: &Case,
+    now_ms: i64,
+    model: &ModelChoice,
+    events: &EventsConfig,
+) -> (CaseRun, Option<KeptStore>) {
     let started = Instant::now();
     let mut run = CaseRun {
         outcome: Outcome::Passed,
@@ -125,7 +143,7 @@ pub async fn run_case(
     };
     if matches!(model, ModelChoice::Scripted) && !case.is_scripted() {
         run.outcome = Outcome::Skipped("no scripted steps; runs with a real model only".into());
-        return run;
+        return (run, None);
     }
     let clock = ManualClock::at_millis(now_ms);
     let clock_arc: Arc<dyn Clock> = Arc::new(clock.clone());
@@ -133,7 +151,7 @@ pub async fn run_case(
         Ok(t) => Arc::new(t),
         Err(e) => {
             run.outcome = Outcome::Failed(format!("the throwaway store could not open: {e}"));
-            return run;
+            return (run, None);
         }
     };
     let profile = match accounts::create_account(
@@ -147,7 +165,7 @@ pub async fn run_case(
         Ok(p) => p,
         Err(e) => {
             run.outcome = Outcome::Failed(format!("the organiser's account: {e}"));
-            return run;
+            return (run, None);
         }
     };
     let user = profile.user;
@@ -233,7 +251,7 @@ pub async fn run_case(
         }
     };
     run.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    run
+    (run, Some(KeptStore { table, user }))
 }
 
 /// Why a case stopped before its checks, and after how many turns.

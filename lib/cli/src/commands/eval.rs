@@ -1,8 +1,11 @@
-//! `steward eval SUITE`: runs an eval suite (see `steward_eval`) and prints its report — a
+//! `steward eval SUITE` runs an eval suite (see `steward_eval`) and prints its report — a
 //! table, or JSON with `--json`. Fails (non-zero exit) when any case failed. Scripted steps by
 //! default; `--real` or `--model ID` runs every case against the configured model instead.
+//! `steward export-case CONVERSATION` prints a stored conversation as a suite case.
 
 use std::path::Path;
+
+use steward_store::SqliteTable;
 
 use anyhow::{Context, Result, bail};
 use steward_edge::config::Settings;
@@ -74,5 +77,26 @@ pub async fn eval(
     if failed > 0 {
         bail!("{failed} case(s) failed");
     }
+    Ok(())
+}
+
+/// Runs `steward export-case`: the case on stdout, warnings on stderr.
+pub async fn export_case(cli: &crate::Cli, conversation: &str, name: Option<&str>) -> Result<()> {
+    let path = crate::db_path(cli);
+    if !path.exists() {
+        bail!("there is no store at {}", path.display());
+    }
+    let table = SqliteTable::open(&path)
+        .with_context(|| format!("cannot open the store at {}", path.display()))?;
+    let name = name
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("exported {conversation}"));
+    let exported = steward_eval::export::export_case(&table, conversation, &name).await?;
+    for id in &exported.unresolved_ids {
+        eprintln!(
+            "export-case: {id} names no record any more; left as it is (the case will likely fail on it)"
+        );
+    }
+    print!("{}", exported.suite);
     Ok(())
 }

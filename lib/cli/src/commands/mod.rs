@@ -23,5 +23,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             repeat,
             json,
         } => eval::eval(suite, *real, model.as_deref(), *repeat, *json).await,
+        Command::ExportCase { conversation, name } => {
+            eval::export_case(&cli, conversation, name.as_deref()).await
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! errors, and the prompt-prefix guard on the real prefix.
 
 mod errors;
+mod export;
 mod prefix;
 mod runner;
 mod starter;
