@@ -59,6 +59,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Re-drives a stored conversation's messages (e.g. `web:<user id>`) with the current
+    /// prompt, tools and configured model on a throwaway fork of the records it used, and
+    /// prints the first divergence from the original: another tool, other arguments, another
+    /// effect, or a held action that now runs (or the reverse). The store is not written.
+    Replay {
+        /// The conversation key.
+        conversation: String,
+        /// The model id of the configured provider (default: STEWARD_MODEL).
+        #[arg(long)]
+        model: Option<String>,
+    },
     /// Prints a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`) as an eval suite
     /// case: the person's messages, the model's steps, what ran and was held; names, e-mail
     /// addresses and phone numbers replaced with placeholders.

@@ -30,6 +30,8 @@ const PHONE_DIGITS_MIN_BARE: usize = 9;
 /// The placeholders personal data is replaced with, kept consistent across the case.
 #[derive(Debug, Default)]
 struct Scrubber {
+    /// Whether to replace anything at all (a replay keeps the words as they were).
+    enabled: bool,
     /// Known names and their stand-ins, longest first when applied.
     names: Vec<(String, String)>,
     emails: BTreeMap<String, String>,
@@ -38,7 +40,10 @@ struct Scrubber {
 
 impl Scrubber {
     fn from_records(records: &[Record], organiser: Option<&str>) -> Self {
-        let mut s = Self::default();
+        let mut s = Self {
+            enabled: true,
+            ..Self::default()
+        };
         if let Some(name) = organiser.filter(|n| !n.trim().is_empty()) {
             s.names
                 .push((name.trim().to_owned(), "Organiser".to_owned()));
@@ -72,6 +77,9 @@ impl Scrubber {
     }
 
     fn name(&self, name: &str) -> String {
+        if !self.enabled {
+            return name.to_owned();
+        }
         self.names
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name.trim()))
@@ -80,6 +88,9 @@ impl Scrubber {
     }
 
     fn text(&mut self, text: &str) -> String {
+        if !self.enabled {
+            return text.to_owned();
+        }
         let mut out = text.to_owned();
         for (name, stand_in) in &self.names {
             out = replace_words(&out, name, stand_in);
@@ -419,7 +430,13 @@ pub async fn export_case(
         .await
         .ok()
         .map(|p| p.name.to_string());
-    Ok(render(&conversation, &records, organiser.as_deref(), name))
+    Ok(render(
+        &conversation,
+        &records,
+        organiser.as_deref(),
+        name,
+        Privacy::Scrub,
+    ))
 }
 
 /// The owner's records as they were before the conversation changed them: the current ones,
@@ -462,12 +479,22 @@ fn records_before(conversation: &StoredConversation, now: &[Record]) -> Vec<Reco
     out
 }
 
+/// Whether an export replaces personal data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privacy {
+    /// Names, e-mail addresses and phone numbers become placeholders (a case to keep).
+    Scrub,
+    /// Everything stays as it was (a replay on a throwaway store).
+    Keep,
+}
+
 /// The suite text for `conversation` over `records` (the owner's records now).
 pub fn render(
     conversation: &StoredConversation,
     records: &[Record],
     organiser: Option<&str>,
     name: &str,
+    privacy: Privacy,
 ) -> Exported {
     let records = &records_before(conversation, records);
     let created_ids: BTreeSet<String> = records
@@ -485,7 +512,10 @@ pub fn render(
             .iter()
             .filter_map(|r| Some((r.id()?.to_owned(), r)))
             .collect(),
-        scrub: Scrubber::from_records(records, organiser),
+        scrub: match privacy {
+            Privacy::Scrub => Scrubber::from_records(records, organiser),
+            Privacy::Keep => Scrubber::default(),
+        },
         needed: Vec::new(),
         created_ids,
         missing: BTreeSet::new(),
@@ -639,7 +669,10 @@ mod tests {
 
     #[test]
     fn personal_data_is_replaced_consistently() {
-        let mut s = Scrubber::default();
+        let mut s = Scrubber {
+            enabled: true,
+            ..Scrubber::default()
+        };
         s.names.push(("Dana Lee".into(), "Speaker 1".into()));
         let text = "Ask Dana Lee (dana@example.com, +49 170 1234567) or call 0151234567890; \
                     not Danalee. Dates 2026-12-12 and 10:00 stay; dana@example.com again.";

@@ -187,6 +187,44 @@ fn same_name(actual: Option<&str>, wanted: &str) -> bool {
     actual.is_some_and(|a| a.trim().eq_ignore_ascii_case(wanted.trim()))
 }
 
+/// The placeholder that names `record` among `records` (`{{event:NAME}}`,
+/// `{{room:EVENT/NAME}}`, …), when it has a name.
+pub fn placeholder_for(record: &Record, records: &[Record]) -> Option<String> {
+    let name = record.name()?;
+    if record.kind == RecordKind::Event {
+        return Some(format!("{{{{event:{name}}}}}"));
+    }
+    let event = records
+        .iter()
+        .find(|r| r.kind == RecordKind::Event && r.event_id == record.event_id)
+        .and_then(Record::name)?;
+    Some(format!("{{{{{}:{event}/{name}}}}}", record.kind.as_str()))
+}
+
+/// `value` with every string that is a record's id replaced by the record's placeholder:
+/// arguments made on two stores compare equal when they name the same records.
+pub fn ids_to_placeholders(value: &Value, records: &[Record]) -> Value {
+    match value {
+        Value::String(s) => records
+            .iter()
+            .find(|r| r.id() == Some(s.as_str()))
+            .and_then(|r| placeholder_for(r, records))
+            .map_or_else(|| value.clone(), Value::String),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| ids_to_placeholders(v, records))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), ids_to_placeholders(v, records)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A placeholder that names no record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{placeholder}: {problem}")]

@@ -10,8 +10,8 @@ use steward_channels::web::WebInput;
 use steward_channels::{WebSender, button_id, web_message};
 use steward_events::EventsConfig;
 use steward_harness::{
-    Actor, Agent, Ctx, InboundOutcome, Links, ModelSettings, ToolOutcome, TurnLimits, UserId,
-    accounts, handle_inbound,
+    Actor, Agent, Ctx, Domain, InboundOutcome, Links, ModelSettings, ToolOutcome, TurnLimits,
+    UserId, accounts, handle_inbound,
 };
 use steward_llm::LlmClient;
 use steward_store::{Clock, ManualClock, SqliteTable, Table};
@@ -132,6 +132,16 @@ pub async fn run_case_keeping_store(
     model: &ModelChoice,
     events: &EventsConfig,
 ) -> (CaseRun, Option<KeptStore>) {
+    run_case_with_domain(case, now_ms, model, steward_events::domain(events)).await
+}
+
+/// Runs one case once with `domain` (its prompt and tools) and hands back its store too.
+pub async fn run_case_with_domain(
+    case: &Case,
+    now_ms: i64,
+    model: &ModelChoice,
+    domain: Domain,
+) -> (CaseRun, Option<KeptStore>) {
     let started = Instant::now();
     let mut run = CaseRun {
         outcome: Outcome::Passed,
@@ -169,7 +179,6 @@ pub async fn run_case_keeping_store(
         }
     };
     let user = profile.user;
-    let domain = steward_events::domain(events);
     let registry = Arc::clone(&domain.registry);
     let script = Arc::new(CaseScript::new(Arc::clone(&table), user.clone()));
     let (inner, settings): (Arc<dyn LlmClient>, ModelSettings) = match model {

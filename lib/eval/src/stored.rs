@@ -97,6 +97,8 @@ pub struct StoredTurn {
     pub reply: Option<String>,
     /// Its buttons.
     pub buttons: Vec<String>,
+    /// When the person sent it (epoch ms).
+    pub at_ms: i64,
 }
 
 impl StoredTurn {
@@ -280,6 +282,7 @@ pub async fn read_conversation(
             .map(|r| r.buttons.clone())
             .unwrap_or_default();
         if let (Some(said), Some(turn_steps)) = (said, steps.remove(&number)) {
+            let at_ms = said.at_ms;
             let text = said.text.unwrap_or_default();
             let pressed = previous_buttons
                 .iter()
@@ -291,6 +294,7 @@ pub async fn read_conversation(
                 steps: turn_steps,
                 reply: reply.as_ref().and_then(|r| r.text.clone()),
                 buttons: reply_buttons.clone(),
+                at_ms,
             });
         }
         previous_buttons = reply_buttons;

@@ -1,7 +1,8 @@
 //! `steward eval SUITE` runs an eval suite (see `steward_eval`) and prints its report — a
 //! table, or JSON with `--json`. Fails (non-zero exit) when any case failed. Scripted steps by
 //! default; `--real` or `--model ID` runs every case against the configured model instead.
-//! `steward export-case CONVERSATION` prints a stored conversation as a suite case.
+//! `steward export-case CONVERSATION` prints a stored conversation as a suite case;
+//! `steward replay CONVERSATION` re-drives it and prints the first divergence.
 
 use std::path::Path;
 
@@ -80,14 +81,42 @@ pub async fn eval(
     Ok(())
 }
 
-/// Runs `steward export-case`: the case on stdout, warnings on stderr.
-pub async fn export_case(cli: &crate::Cli, conversation: &str, name: Option<&str>) -> Result<()> {
+/// The existing store `--db` names (never created here: these commands only read).
+fn open_existing(cli: &crate::Cli) -> Result<SqliteTable> {
     let path = crate::db_path(cli);
     if !path.exists() {
         bail!("there is no store at {}", path.display());
     }
-    let table = SqliteTable::open(&path)
-        .with_context(|| format!("cannot open the store at {}", path.display()))?;
+    SqliteTable::open(&path).with_context(|| format!("cannot open the store at {}", path.display()))
+}
+
+/// Runs `steward replay`: the first divergence (or that there is none) on stdout; a
+/// divergence fails the command, so a script can act on it.
+pub async fn replay(cli: &crate::Cli, conversation: &str, model: Option<&str>) -> Result<()> {
+    let table = open_existing(cli)?;
+    let choice = real_model(model).await?;
+    let domain = steward_events::domain(&EventsConfig::default());
+    eprintln!("replay: {conversation} with model {}", choice.model_id());
+    let report = steward_eval::replay::replay(&table, conversation, &choice, domain).await?;
+    for id in &report.unresolved_ids {
+        eprintln!("replay: {id} names no record any more; calls using it will differ");
+    }
+    match &report.divergence {
+        None => println!(
+            "no divergence: all {} turn(s) made the same tool calls with the same arguments and effects",
+            report.turns
+        ),
+        Some(what) => {
+            println!("first divergence: {what}");
+            bail!("the replay diverged from the original");
+        }
+    }
+    Ok(())
+}
+
+/// Runs `steward export-case`: the case on stdout, warnings on stderr.
+pub async fn export_case(cli: &crate::Cli, conversation: &str, name: Option<&str>) -> Result<()> {
+    let table = open_existing(cli)?;
     let name = name
         .map(str::to_owned)
         .unwrap_or_else(|| format!("exported {conversation}"));

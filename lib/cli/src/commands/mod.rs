@@ -23,6 +23,10 @@ pub async fn run(cli: Cli) -> Result<()> {
             repeat,
             json,
         } => eval::eval(suite, *real, model.as_deref(), *repeat, *json).await,
+        Command::Replay {
+            conversation,
+            model,
+        } => eval::replay(&cli, conversation, model.as_deref()).await,
         Command::ExportCase { conversation, name } => {
             eval::export_case(&cli, conversation, name.as_deref()).await
         }

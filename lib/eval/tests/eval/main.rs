@@ -4,6 +4,7 @@
 mod errors;
 mod export;
 mod prefix;
+mod replay;
 mod runner;
 mod starter;
 mod support;
