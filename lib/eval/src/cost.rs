@@ -88,6 +88,7 @@ pub fn estimate(model: &str, tokens: &Tokens) -> Option<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -95,6 +95,7 @@ pub fn check(versions: &str, version: &str, bytes: &[u8]) -> Result<(), GuardErr
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

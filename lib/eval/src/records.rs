@@ -314,6 +314,7 @@ fn resolve_one(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 
