@@ -157,7 +157,6 @@ struct Log {
     model_calls: usize,
     tokens: Tokens,
     errors: Vec<String>,
-    requests: Vec<CreateRequest>,
 }
 
 /// Wraps the case's model and records what passes through it.
@@ -165,7 +164,6 @@ struct Log {
 pub struct Recorder {
     inner: Arc<dyn LlmClient>,
     log: Arc<Mutex<Log>>,
-    keep_requests: bool,
 }
 
 impl Recorder {
@@ -174,14 +172,7 @@ impl Recorder {
         Self {
             inner,
             log: Arc::default(),
-            keep_requests: false,
         }
-    }
-
-    /// The same, keeping every request too (replay compares them).
-    pub fn keeping_requests(mut self) -> Self {
-        self.keep_requests = true;
-        self
     }
 
     /// Every tool call so far, in order.
@@ -203,11 +194,6 @@ impl Recorder {
     pub fn errors(&self) -> Vec<String> {
         lock(&self.log).errors.clone()
     }
-
-    /// Every request so far (only when keeping them).
-    pub fn requests(&self) -> Vec<CreateRequest> {
-        lock(&self.log).requests.clone()
-    }
 }
 
 #[async_trait]
@@ -216,9 +202,6 @@ impl LlmClient for Recorder {
         {
             let mut log = lock(&self.log);
             log.model_calls += 1;
-            if self.keep_requests {
-                log.requests.push(request.clone());
-            }
             // The tool results of the previous round travel in the newest message.
             if let Some(last) = request.messages.last() {
                 for block in &last.content {
