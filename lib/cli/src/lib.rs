@@ -40,6 +40,46 @@ pub enum Command {
     /// A live eight-message conversation against the configured model on a throwaway store,
     /// printing every reply and tool call: run it after changing the prompt, tools or model.
     Smoke,
+    /// Runs an eval suite (a TOML file of cases, see the README): each case on a throwaway
+    /// store, judged on what happened — records, tool calls, held and confirmed actions, undo,
+    /// replies. Prints a table (or JSON); exits non-zero when any case fails.
+    Eval {
+        /// The suite file.
+        suite: PathBuf,
+        /// Run against the configured model instead of the cases' scripted steps.
+        #[arg(long)]
+        real: bool,
+        /// Run against this model id of the configured provider (implies --real).
+        #[arg(long)]
+        model: Option<String>,
+        /// Run each case this many times and report a pass rate.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-drives a stored conversation's messages (e.g. `web:<user id>`) with the current
+    /// prompt, tools and configured model on a throwaway fork of the records it used, and
+    /// prints the first divergence from the original: another tool, other arguments, another
+    /// effect, or a held action that now runs (or the reverse). The store is not written.
+    Replay {
+        /// The conversation key.
+        conversation: String,
+        /// The model id of the configured provider (default: STEWARD_MODEL).
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Prints a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`) as an eval suite
+    /// case: the person's messages, the model's steps, what ran and was held; names, e-mail
+    /// addresses and phone numbers replaced with placeholders.
+    ExportCase {
+        /// The conversation key.
+        conversation: String,
+        /// The case's name (default: "exported <conversation>").
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 /// `steward user …`

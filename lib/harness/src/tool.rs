@@ -354,6 +354,14 @@ impl ToolDef {
         self
     }
 
+    /// The same capability described differently for the model: for trying a new wording (an
+    /// eval, a replay of a stored conversation) without defining the tool again. The schema,
+    /// the confirmation declaration and the handler stay as they are.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
     /// Whether a successful call makes its result's `data.id` the active record.
     pub fn is_focusing(&self) -> bool {
         self.focuses

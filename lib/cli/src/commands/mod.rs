@@ -1,5 +1,6 @@
 //! What each command does: open the store, call the service function, print one result.
 
+mod eval;
 mod operator;
 mod serve;
 mod smoke;
@@ -15,5 +16,19 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Token(cmd) => operator::token(&cli, cmd).await,
         Command::Smoke => smoke::smoke().await,
         Command::Serve => serve::serve(&cli).await,
+        Command::Eval {
+            suite,
+            real,
+            model,
+            repeat,
+            json,
+        } => eval::eval(suite, *real, model.as_deref(), *repeat, *json).await,
+        Command::Replay {
+            conversation,
+            model,
+        } => eval::replay(&cli, conversation, model.as_deref()).await,
+        Command::ExportCase { conversation, name } => {
+            eval::export_case(&cli, conversation, name.as_deref()).await
+        }
     }
 }
