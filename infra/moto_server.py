@@ -11,6 +11,12 @@ once its message is deleted, so a late duplicate of a handled message would be e
 within the window. The window is STEWARD_MOTO_SQS_DEDUPE_SECONDS (default 300, SQS's own);
 the deployed-shape stage shortens it so a duplicate "after the window" takes seconds.
 
+Its TransactWriteItems backs up every table a transaction touches (a deep copy of the whole
+table, once per item of the transaction) so it can roll back a cancelled one. That made each
+transaction cost time and memory in proportion to the table: a long stage run slowed to a few
+requests a second with moto at 16 GB. Here the backup is of the items the transaction names
+only, restored the same way; with requests serialized, that is the same all-or-nothing.
+
 Usage: python moto_server.py HOST PORT
 """
 
@@ -46,9 +52,69 @@ def remember_dedupe_ids(window_seconds: float) -> None:
     models.Queue.add_message = add_message
 
 
+def back_up_touched_items_only() -> None:
+    """Makes TransactWriteItems roll back by restoring the items it names, instead of copying
+    whole tables before every transaction."""
+    import copy
+
+    from moto.dynamodb import models
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    class NoTableCopies:
+        """`copy` for the models module: tables are not copied; everything else is."""
+
+        @staticmethod
+        def deepcopy(value, memo=None):
+            return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+        def __getattr__(self, name):
+            return getattr(copy, name)
+
+    models.copy = NoTableCopies()
+    original = models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self, transact_items):
+        saved = []
+        for entry in transact_items:
+            if len(entry) != 1:
+                continue  # moto refuses it before any write
+            op_type, op = next(iter(entry.items()))
+            table = self.tables.get(op.get("TableName"))
+            key = op.get("Item") if op_type == "Put" else op.get("Key")
+            if table is None or not isinstance(key, dict) or table.hash_key_attr not in key:
+                continue
+            h = DynamoType(key[table.hash_key_attr])
+            r = None
+            if table.range_key_attr is not None:
+                if table.range_key_attr not in key:
+                    continue
+                r = DynamoType(key[table.range_key_attr])
+            before = table.items.get(h, {}).get(r) if r is not None else table.items.get(h)
+            saved.append((table, h, r, copy.deepcopy(before)))
+        try:
+            return original(self, transact_items)
+        except Exception:
+            # moto rolls back on every error it raises; put the named items back as they were.
+            for table, h, r, before in reversed(saved):
+                if r is None:
+                    if before is None:
+                        table.items.pop(h, None)
+                    else:
+                        table.items[h] = before
+                elif before is None:
+                    table.items.get(h, {}).pop(r, None)
+                else:
+                    table.items[h][r] = before
+            raise
+
+    models.DynamoDBBackend.transact_write_items = transact_write_items
+
+
 def main() -> None:
     host, port = sys.argv[1], int(sys.argv[2])
     remember_dedupe_ids(float(os.environ.get("STEWARD_MOTO_SQS_DEDUPE_SECONDS", "300")))
+    back_up_touched_items_only()
     app = DomainDispatcherApplication(create_backend_app)
     lock = threading.Lock()
 
