@@ -9,6 +9,7 @@
 
 mod config;
 mod inbound;
+pub mod markup;
 mod media;
 mod profile;
 mod secret;
@@ -25,10 +26,14 @@ pub use config::{
     SEND_TIMEOUT_SECS, http_client,
 };
 pub use inbound::{
-    BodyTooLarge, Channel, ChatKind, ID_BYTES_MAX, InboundMessage, MediaKind, MediaRef, ParseError,
-    WEBHOOK_BODY_BYTES_MAX, check_body_size, is_valid_id,
+    BodyTooLarge, CARD_FIELD_CHARS_MAX, CONTACTS_MAX, Channel, ChatKind, ID_BYTES_MAX,
+    InboundMessage, MediaKind, MediaRef, ParseError, WEBHOOK_BODY_BYTES_MAX, check_body_size,
+    contact_text, is_valid_id, location_text,
 };
-pub use media::{MEDIA_NOT_UNDERSTOOD_REPLY, media_reply};
+pub use media::{
+    AUDIO_REPLY, DOCUMENT_REPLY, MEDIA_NOT_UNDERSTOOD_REPLY, MediaAnswer, PHOTO_REPLY,
+    STICKER_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY, media_answer, media_reply,
+};
 pub use profile::ChannelProfile;
 pub use secret::Secret;
 pub use sender::{
