@@ -255,8 +255,18 @@ test('chat round trip with the scripted model, including a button', async () => 
   assert.equal(await button.evaluate((b) => b.tagName), 'BUTTON');
   assert.equal(await page.getByRole('button', { name: 'Publish now' }).count(), 1);
   await button.click();
-  await page.locator('.msg.assistant').filter({ hasText: 'stays a draft' }).first().waitFor({ timeout: 30_000 });
+  const formatted = page.locator('.msg.assistant').filter({ hasText: 'stays a draft' }).first();
+  await formatted.waitFor({ timeout: 30_000 });
   await page.locator('#chat-working').waitFor({ state: 'hidden' });
+  // The reply markup is rendered as elements, and its marks are not shown.
+  assert.equal(await formatted.locator('strong').first().textContent(), 'draft');
+  const guide = formatted.getByRole('link', { name: 'How publishing works' });
+  assert.equal(await guide.getAttribute('href'), 'https://example.org/guide');
+  assert.equal(await guide.getAttribute('rel'), 'noopener noreferrer');
+  assert.equal(await guide.getAttribute('target'), null);
+  const shown = await formatted.textContent();
+  assert.ok(!shown.includes('*') && !shown.includes(']('), shown);
+  await shot(page, '07b-chat-formatted');
   assert.equal(await page.locator('.msg.user').count(), 2);
   assert.equal(await page.locator('.msg.assistant').count(), 2);
   // The tool call really created the event.

@@ -65,15 +65,45 @@ pub enum MediaKind {
     Image,
     /// A file.
     Document,
-    /// Audio or a voice note.
+    /// An audio file (music, a recording sent as a file).
     Audio,
+    /// A voice note recorded in the app.
+    Voice,
     /// A video (including round video notes).
     Video,
     /// A sticker.
     Sticker,
-    /// Anything else that is not text: a location, a contact card, a poll, an animation …
+    /// A shared location or venue; the parser puts it in the message's text.
+    Location,
+    /// A shared contact card; the parser puts the name and phone in the message's text.
+    Contact,
+    /// Anything else that is not text: a poll, an animation, a dice roll …
     Other,
 }
+
+impl MediaKind {
+    /// How the kind is named to a person and in the visible transcript (`photo`, `voice note` …).
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Image => "photo",
+            Self::Document => "file",
+            Self::Audio => "audio",
+            Self::Voice => "voice note",
+            Self::Video => "video",
+            Self::Sticker => "sticker",
+            Self::Location => "location",
+            Self::Contact => "contact",
+            Self::Other => "attachment",
+        }
+    }
+}
+
+/// Longest text taken from a location's name or address or a contact's fields, in characters:
+/// enough for any real place or name, and a bound on what a crafted card can put in a turn.
+pub const CARD_FIELD_CHARS_MAX: usize = 200;
+
+/// Most contact cards of one message turned into text (WhatsApp can share many at once).
+pub const CONTACTS_MAX: usize = 10;
 
 /// What kind of chat a message was written in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,6 +139,80 @@ pub struct MediaRef {
     /// The MIME type, when the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime: Option<String>,
+    /// The file's name, when the provider says (documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
+    /// The size the provider declares, in bytes (Telegram says; WhatsApp does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+impl MediaRef {
+    /// A reference of `kind` with nothing else known (a location, a contact card …).
+    pub fn of(kind: MediaKind) -> Self {
+        Self {
+            kind,
+            provider_media_id: None,
+            mime: None,
+            file_name: None,
+            size_bytes: None,
+        }
+    }
+}
+
+/// The text a model can use for a shared location: `Location: 52.52, 13.405 — Name, Address`.
+/// `None` for coordinates that are not numbers on the globe.
+pub fn location_text(
+    latitude: f64,
+    longitude: f64,
+    name: Option<&str>,
+    address: Option<&str>,
+) -> Option<String> {
+    let on_globe = latitude.is_finite()
+        && longitude.is_finite()
+        && (-90.0..=90.0).contains(&latitude)
+        && (-180.0..=180.0).contains(&longitude);
+    if !on_globe {
+        return None;
+    }
+    let mut text = format!("Location: {latitude}, {longitude}");
+    let words: Vec<String> = [name, address].into_iter().filter_map(card_field).collect();
+    if !words.is_empty() {
+        text.push_str(" — ");
+        text.push_str(&words.join(", "));
+    }
+    Some(text)
+}
+
+/// The text a model can use for a shared contact: `Contact: Ada Lovelace, +44 20 7946 0000`.
+/// `None` when the card has neither a name nor a phone number.
+pub fn contact_text(name: Option<&str>, phones: &[&str], email: Option<&str>) -> Option<String> {
+    let mut fields: Vec<String> = Vec::new();
+    fields.extend(card_field(name));
+    fields.extend(
+        phones
+            .iter()
+            .take(CONTACTS_MAX)
+            .filter_map(|p| card_field(Some(p))),
+    );
+    if fields.is_empty() {
+        return None;
+    }
+    fields.extend(card_field(email));
+    Some(format!("Contact: {}", fields.join(", ")))
+}
+
+/// A card field from outside, on one line, trimmed and capped; `None` when empty.
+fn card_field(field: Option<&str>) -> Option<String> {
+    let one_line: String = field?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(CARD_FIELD_CHARS_MAX)
+        .collect();
+    (!one_line.is_empty()).then_some(one_line)
 }
 
 /// One message from a user, whatever the channel. Goes through the turn queue as JSON.
@@ -236,6 +340,42 @@ mod tests {
     }
 
     #[test]
+    fn cards_become_text() {
+        assert_eq!(
+            location_text(
+                52.52,
+                13.405,
+                Some(" Alexanderplatz "),
+                Some("10178 Berlin")
+            )
+            .as_deref(),
+            Some("Location: 52.52, 13.405 — Alexanderplatz, 10178 Berlin")
+        );
+        assert_eq!(
+            location_text(-33.9, 151.2, None, Some("")).as_deref(),
+            Some("Location: -33.9, 151.2")
+        );
+        assert_eq!(location_text(91.0, 0.0, None, None), None);
+        assert_eq!(location_text(f64::NAN, 0.0, None, None), None);
+        assert_eq!(
+            contact_text(
+                Some("Ada\nLovelace"),
+                &["+44 20 7946 0000"],
+                Some("ada@example.org")
+            )
+            .as_deref(),
+            Some("Contact: Ada Lovelace, +44 20 7946 0000, ada@example.org")
+        );
+        assert_eq!(contact_text(None, &[], Some("x@y.z")), None);
+        let long = "x".repeat(1000);
+        let capped = contact_text(Some(&long), &[], None).unwrap_or_default();
+        assert_eq!(
+            capped.chars().count(),
+            "Contact: ".len() + CARD_FIELD_CHARS_MAX
+        );
+    }
+
+    #[test]
     fn body_cap() {
         assert!(check_body_size(WEBHOOK_BODY_BYTES_MAX).is_ok());
         assert_eq!(
@@ -271,9 +411,9 @@ mod tests {
             button_id: Some("b1".into()),
             replied_to_id: Some("4".into()),
             media: Some(MediaRef {
-                kind: MediaKind::Image,
                 provider_media_id: Some("f".into()),
-                mime: None,
+                size_bytes: Some(1234),
+                ..MediaRef::of(MediaKind::Image)
             }),
             timestamp: 1_700_000_000,
             display_name: Some("Ada".into()),

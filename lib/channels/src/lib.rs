@@ -9,11 +9,11 @@
 
 mod config;
 mod inbound;
+pub mod markup;
 mod media;
 mod profile;
 mod secret;
 mod sender;
-mod split;
 pub mod telegram;
 pub mod web;
 pub mod whatsapp;
@@ -25,17 +25,20 @@ pub use config::{
     SEND_TIMEOUT_SECS, http_client,
 };
 pub use inbound::{
-    BodyTooLarge, Channel, ChatKind, ID_BYTES_MAX, InboundMessage, MediaKind, MediaRef, ParseError,
-    WEBHOOK_BODY_BYTES_MAX, check_body_size, is_valid_id,
+    BodyTooLarge, CARD_FIELD_CHARS_MAX, CONTACTS_MAX, Channel, ChatKind, ID_BYTES_MAX,
+    InboundMessage, MediaKind, MediaRef, ParseError, WEBHOOK_BODY_BYTES_MAX, check_body_size,
+    contact_text, is_valid_id, location_text,
 };
-pub use media::{MEDIA_NOT_UNDERSTOOD_REPLY, media_reply};
+pub use media::{
+    AUDIO_REPLY, DOCUMENT_REPLY, MEDIA_NOT_UNDERSTOOD_REPLY, MediaAnswer, PHOTO_REPLY,
+    STICKER_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY, media_answer, media_reply,
+};
 pub use profile::ChannelProfile;
 pub use secret::Secret;
 pub use sender::{
     BUTTONS_ONLY_TEXT, ChannelSender, NoLedger, PartLedger, Recipient, SendError, SendReceipt,
     SentButton, button_id, button_index, with_typing,
 };
-pub use split::split_text;
 pub use telegram::{TELEGRAM_API_BASE_DEFAULT, TelegramConfig, TelegramSender};
 pub use web::{WebSender, web_message};
 pub use whatsapp::{WHATSAPP_API_BASE_DEFAULT, WhatsappConfig, WhatsappSender};

@@ -7,7 +7,9 @@
 //! chats only ([`private_chats_only_text`]) and nothing else; a known user writing in a
 //! conversation that belongs to someone else is refused (logged, nothing written).
 //!
-//! Then, in order: an attachment gets the short "text and buttons only" reply; a linking code
+//! Then, in order: an attachment Steward cannot read gets a short fixed answer for its kind
+//! ([`media_answer`]: a voice note is asked to be typed …) — unless it has a caption, which
+//! goes on as the text with the answer put before the reply; a linking code
 //! anywhere in the text is consumed (atomically) and the sender's identity bound, with a
 //! welcome; a known sender's message becomes a turn ([`Agent::handle`], which claims it); an
 //! unknown sender gets the onboarding steps. None of the answers without the model calls it.
@@ -21,8 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 use steward_channels::{
-    Channel, ChannelSender, ChatKind, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY, MediaKind,
-    button_index, with_typing,
+    Channel, ChannelSender, ChatKind, InboundMessage, MediaAnswer, button_index, media_answer,
+    with_typing,
 };
 use steward_llm::Role;
 use steward_store::{Item, Query, StoreError, Table, WriteOp};
@@ -190,6 +192,7 @@ pub async fn handle_inbound(
             });
         }
     }
+    let media = media_answer(message);
     let inbound = Inbound {
         agent,
         message,
@@ -197,6 +200,10 @@ pub async fn handle_inbound(
         links,
         parts,
         user,
+        notice: match media {
+            Some(MediaAnswer::BeforeReply(line)) => Some(line),
+            _ => None,
+        },
     };
     // A press on an approval request Steward sent is the person's own answer to it: settled
     // here, before and without the model.
@@ -213,9 +220,9 @@ pub async fn handle_inbound(
             .answer_without_model(Route::Approval(Box::new(on)), text)
             .await;
     }
-    if message.has_media() {
+    if let Some(MediaAnswer::Only(line)) = media {
         let text = transcript_text_for_media(message);
-        return inbound.answer_without_model(Route::Media, text).await;
+        return inbound.answer_without_model(Route::Media(line), text).await;
     }
     let Some(text) = user_text(table, &inbound.parts.key, message).await? else {
         tracing::info!(conversation = %inbound.parts.key, "inbound message without text; dropped");
@@ -354,7 +361,8 @@ impl Parts {
 /// A path that answers without the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
-    Media,
+    /// An attachment answered with this line.
+    Media(&'static str),
     Link,
     Onboard,
     /// A button press on this approval request.
@@ -370,6 +378,8 @@ struct Inbound<'a> {
     parts: Parts,
     /// The sender's account, when known.
     user: Option<UserId>,
+    /// The line put before the reply to a captioned attachment that was not read.
+    notice: Option<&'static str>,
 }
 
 impl Inbound<'_> {
@@ -399,7 +409,7 @@ impl Inbound<'_> {
             self.sender,
             outbox.recipient(),
             self.message.message_ref.as_deref(),
-            self.agent.handle(&input, &outbox),
+            self.agent.handle_with_notice(&input, self.notice, &outbox),
         )
         .await?;
         Ok(match outcome {
@@ -463,7 +473,7 @@ impl Inbound<'_> {
             return Ok(InboundOutcome::Capped);
         }
         let (answer, reply_text) = match &route {
-            Route::Media => (Answer::Media, MEDIA_NOT_UNDERSTOOD_REPLY.to_owned()),
+            Route::Media(line) => (Answer::Media, (*line).to_owned()),
             Route::Onboard => (
                 Answer::Onboarding,
                 onboarding_text(self.links, self.message.channel),
@@ -679,16 +689,12 @@ async fn button_title(
         .and_then(|row| row.buttons.get(index).cloned()))
 }
 
-/// How an attachment appears in the visible transcript: its caption, or its kind.
+/// How an attachment appears in the visible transcript: its kind, and its caption.
 fn transcript_text_for_media(message: &InboundMessage) -> String {
-    let kind = match message.media.as_ref().map(|m| m.kind) {
-        Some(MediaKind::Image) => "image",
-        Some(MediaKind::Document) => "document",
-        Some(MediaKind::Audio) => "audio",
-        Some(MediaKind::Video) => "video",
-        Some(MediaKind::Sticker) => "sticker",
-        Some(MediaKind::Other) | None => "attachment",
-    };
+    let kind = message
+        .media
+        .as_ref()
+        .map_or("attachment", |m| m.kind.noun());
     match message.text.as_deref().map(str::trim) {
         Some(caption) if !caption.is_empty() => format!("[{kind}] {caption}"),
         _ => format!("[{kind}]"),

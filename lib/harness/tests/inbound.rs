@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use steward_channels::{
-    Channel, ChannelProfile, ChannelSender, ChatKind, InboundMessage, MEDIA_NOT_UNDERSTOOD_REPLY,
-    MediaKind, MediaRef, PartLedger, Recipient, SendError, SendReceipt, SentButton, button_id,
+    Channel, ChannelProfile, ChannelSender, ChatKind, DOCUMENT_REPLY, InboundMessage, MediaAnswer,
+    MediaKind, MediaRef, PartLedger, Recipient, SendError, SendReceipt, SentButton, VOICE_REPLY,
+    button_id, media_answer,
 };
 use steward_harness::conversation::{self, Claim};
 use steward_harness::inbound::{Answer, onboarding_text, private_chats_only_text};
@@ -329,6 +330,8 @@ on_both_backends!(
     an_unusable_code_from_a_stranger_gets_the_reason,
     a_code_shaped_word_from_a_known_user_is_just_their_words,
     an_attachment_gets_the_short_reply_without_the_model,
+    a_captioned_photo_goes_on_to_the_turn_with_a_note_before_the_reply,
+    a_linking_code_in_a_caption_links,
     a_known_user_gets_a_turn_with_buttons_and_reactions,
     a_retryable_send_failure_is_retried_and_the_reply_is_not_asked_again,
     a_reply_failing_on_part_3_of_4_resumes_at_part_3,
@@ -464,11 +467,11 @@ async fn a_code_shaped_word_from_a_known_user_is_just_their_words(s: Setup) {
 
 async fn an_attachment_gets_the_short_reply_without_the_model(s: Setup) {
     s.bind("504").await;
-    let mut m = tg("504", "504", "p-1", "look at this");
+    let mut m = tg("504", "504", "p-1", "");
+    m.text = None;
     m.media = Some(MediaRef {
-        kind: MediaKind::Image,
         provider_media_id: Some("file-1".into()),
-        mime: None,
+        ..MediaRef::of(MediaKind::Voice)
     });
     let out = s.handle(&m).await.unwrap();
     assert!(
@@ -482,22 +485,79 @@ async fn an_attachment_gets_the_short_reply_without_the_model(s: Setup) {
         "{out:?}"
     );
     assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
-    assert_eq!(s.sender.texts(), [MEDIA_NOT_UNDERSTOOD_REPLY]);
+    assert_eq!(s.sender.texts(), [VOICE_REPLY]);
     assert_eq!(s.rig.model.calls(), 0);
     assert_eq!(
         s.seen("504").await[0],
-        (Role::User, Some("[image] look at this".into()))
+        (Role::User, Some("[voice note]".into()))
     );
-    // A stranger's attachment gets the same reply.
+    // A stranger's attachment gets the same kind of answer.
     let mut m = tg("505", "505", "p-2", "");
     m.text = None;
-    m.media = Some(MediaRef {
-        kind: MediaKind::Document,
-        provider_media_id: None,
-        mime: None,
-    });
+    m.media = Some(MediaRef::of(MediaKind::Document));
     s.handle(&m).await.unwrap();
     assert_eq!(s.sender.texts().len(), 2);
+    assert_eq!(s.sender.texts()[1], DOCUMENT_REPLY);
+}
+
+async fn a_captioned_photo_goes_on_to_the_turn_with_a_note_before_the_reply(s: Setup) {
+    s.bind("530").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Which Saturday?")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let mut m = tg("530", "530", "c-1", "set this up");
+    m.media = Some(MediaRef {
+        provider_media_id: Some("file-2".into()),
+        ..MediaRef::of(MediaKind::Image)
+    });
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(out, InboundOutcome::Turn { turn: 1, .. }),
+        "{out:?}"
+    );
+    assert_eq!(s.rig.model.calls(), 1);
+    let texts = s.sender.texts();
+    assert_eq!(texts.len(), 1);
+    let note = media_answer(&m).map(MediaAnswer::line).unwrap();
+    assert_eq!(texts[0], format!("{note}\n\nWhich Saturday?"));
+    // The model read the caption as the person's words.
+    let request = s.rig.model.requests().pop().unwrap();
+    let sent = serde_json::to_string(&request.messages).unwrap();
+    assert!(sent.contains("set this up"), "{sent}");
+    // A redelivery sends nothing new.
+    assert_eq!(s.handle(&m).await.unwrap(), InboundOutcome::Duplicate);
+    assert_eq!(s.sender.texts().len(), 1);
+}
+
+async fn a_linking_code_in_a_caption_links(s: Setup) {
+    let table = s.rig.world.table.as_ref();
+    let code = linking::issue_code(table, &s.rig.world.clock, &s.rig.user)
+        .await
+        .unwrap()
+        .code;
+    let mut m = tg("531", "531", "c-2", code.as_str());
+    m.media = Some(MediaRef {
+        provider_media_id: Some("file-3".into()),
+        ..MediaRef::of(MediaKind::Image)
+    });
+    let out = s.handle(&m).await.unwrap();
+    assert!(
+        matches!(
+            &out,
+            InboundOutcome::Answered {
+                answer: Answer::Linked,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    let identity = ChannelIdentity::parse("tg", "531").unwrap();
+    assert_eq!(
+        identity::lookup(table, &identity).await.unwrap(),
+        Some(s.rig.user.clone())
+    );
+    assert_eq!(s.rig.model.calls(), 0);
 }
 
 async fn a_known_user_gets_a_turn_with_buttons_and_reactions(s: Setup) {

@@ -26,7 +26,7 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use steward_channels::web::WebInput;
-use steward_channels::{button_id, web_message};
+use steward_channels::{button_id, markup, web_message};
 use steward_harness::conversation;
 use steward_harness::transcript::{self, SEEN_PAGE_MAX, SEEN_REPLY};
 use steward_harness::{ChannelName, ConversationKey, UserId, keys};
@@ -148,6 +148,10 @@ pub struct ChatMessage {
     pub role: &'static str,
     /// The text shown (empty for a pure reaction).
     pub text: String,
+    /// For the assistant's messages, the text parsed as the reply markup (bold, italic,
+    /// lists, http(s) links): the page builds DOM nodes from it, never HTML from the text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc: Option<markup::Document>,
     /// Quick-reply buttons shown with it.
     pub buttons: Vec<ChatButton>,
     /// An emoji reaction the assistant put on the user's message.
@@ -225,6 +229,8 @@ pub async fn messages_after(
                     Role::User => "user",
                     Role::Assistant => "assistant",
                 },
+                doc: (row.role == Role::Assistant && !text.is_empty())
+                    .then(|| markup::parse(&text)),
                 text,
                 buttons: row
                     .buttons

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::inbound::{
-    Channel, ChatKind, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty,
-    valid_id,
+    Channel, ChatKind, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size,
+    contact_text, location_text, non_empty, valid_id,
 };
 use crate::sender::now_epoch_seconds;
 
@@ -82,6 +82,38 @@ struct File {
     width: Option<u64>,
     #[serde(default)]
     height: Option<u64>,
+    #[serde(default)]
+    file_size: Option<u64>,
+    #[serde(default)]
+    file_name: Option<String>,
+}
+
+/// `location` (and a venue's `location`).
+#[derive(Debug, Deserialize)]
+struct Location {
+    latitude: f64,
+    longitude: f64,
+}
+
+/// `venue`: a named place.
+#[derive(Debug, Deserialize)]
+struct Venue {
+    location: Location,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    address: Option<String>,
+}
+
+/// `contact`: a shared contact card.
+#[derive(Debug, Deserialize)]
+struct Contact {
+    #[serde(default)]
+    phone_number: Option<String>,
+    #[serde(default)]
+    first_name: Option<String>,
+    #[serde(default)]
+    last_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,8 +264,16 @@ fn from_message(update_id: String, message: Message) -> Option<InboundMessage> {
             return None;
         }
     }
-    let media = media_of(&message);
-    let text = non_empty(message.text.clone().or_else(|| message.caption.clone()));
+    let (media, card) = media_of(&message);
+    // A caption is the message's text (a linking code in it links); a location or contact
+    // card becomes text the model can use.
+    let text = non_empty(
+        message
+            .text
+            .clone()
+            .or_else(|| message.caption.clone())
+            .or(card),
+    );
     if text.is_none() && media.is_none() {
         // Service messages (members joined, pinned, …).
         return None;
@@ -255,51 +295,70 @@ fn from_message(update_id: String, message: Message) -> Option<InboundMessage> {
     })
 }
 
-/// The attachment of a message, if any (the largest size of a photo).
-fn media_of(message: &Message) -> Option<MediaRef> {
+/// The attachment of a message, if any (the largest size of a photo), and for a location,
+/// venue or contact card its text.
+fn media_of(message: &Message) -> (Option<MediaRef>, Option<String>) {
     let file = |kind: MediaKind, f: &File| MediaRef {
-        kind,
         provider_media_id: valid_id(Some(f.file_id.clone())),
         mime: non_empty(f.mime_type.clone()),
+        file_name: non_empty(f.file_name.clone()),
+        size_bytes: f.file_size,
+        ..MediaRef::of(kind)
     };
     if let Some(sizes) = &message.photo {
         let largest = sizes
             .iter()
             .max_by_key(|s| s.width.unwrap_or(0).saturating_mul(s.height.unwrap_or(0)));
-        return Some(match largest {
+        let media = match largest {
             Some(f) => file(MediaKind::Image, f),
-            None => MediaRef {
-                kind: MediaKind::Image,
-                provider_media_id: None,
-                mime: None,
-            },
-        });
+            None => MediaRef::of(MediaKind::Image),
+        };
+        return (Some(media), None);
     }
     // An animation also comes with `document`; it is checked first so it is not called a file.
     let files = [
         (MediaKind::Other, &message.animation),
         (MediaKind::Document, &message.document),
         (MediaKind::Audio, &message.audio),
-        (MediaKind::Audio, &message.voice),
+        (MediaKind::Voice, &message.voice),
         (MediaKind::Video, &message.video),
         (MediaKind::Video, &message.video_note),
         (MediaKind::Sticker, &message.sticker),
     ];
     if let Some((kind, Some(f))) = files.into_iter().find(|(_, f)| f.is_some()) {
-        return Some(file(kind, f));
+        return (Some(file(kind, f)), None);
     }
-    let other = [
-        &message.location,
-        &message.contact,
-        &message.venue,
-        &message.poll,
-        &message.dice,
-    ];
-    other.iter().any(|v| v.is_some()).then_some(MediaRef {
-        kind: MediaKind::Other,
-        provider_media_id: None,
-        mime: None,
-    })
+    // A venue also comes with `location`; it is checked first for its name and address.
+    if let Some(raw) = &message.venue {
+        let text = Venue::deserialize(raw).ok().and_then(|v| {
+            location_text(
+                v.location.latitude,
+                v.location.longitude,
+                v.title.as_deref(),
+                v.address.as_deref(),
+            )
+        });
+        return (Some(MediaRef::of(MediaKind::Location)), text);
+    }
+    if let Some(raw) = &message.location {
+        let text = Location::deserialize(raw)
+            .ok()
+            .and_then(|l| location_text(l.latitude, l.longitude, None, None));
+        return (Some(MediaRef::of(MediaKind::Location)), text);
+    }
+    if let Some(raw) = &message.contact {
+        let text = Contact::deserialize(raw).ok().and_then(|c| {
+            let parts: Vec<&str> = [c.first_name.as_deref(), c.last_name.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            let phones: Vec<&str> = c.phone_number.as_deref().into_iter().collect();
+            contact_text(Some(&parts.join(" ")), &phones, None)
+        });
+        return (Some(MediaRef::of(MediaKind::Contact)), text);
+    }
+    let other = message.poll.is_some() || message.dice.is_some();
+    (other.then(|| MediaRef::of(MediaKind::Other)), None)
 }
 
 fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessage> {

@@ -7,13 +7,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use crate::ChannelProfile;
 use crate::config::{self, ConfigError};
+use crate::markup::{self, Flavor};
 use crate::secret::Secret;
 use crate::sender::{
     BUTTONS_ONLY_TEXT, ChannelSender, NoLedger, PartLedger, Recipient, SendError, SendReceipt,
     SentButton, normalize_buttons, send_part, transport_error,
 };
-use crate::{ChannelProfile, split_text};
 
 /// The default API base.
 pub const TELEGRAM_API_BASE_DEFAULT: &str = "https://api.telegram.org";
@@ -24,9 +25,15 @@ pub const CALLBACK_DATA_BYTES_MAX: usize = 64;
 /// How often the "typing…" action is repeated during a long turn: Telegram shows it for 5 s.
 pub const TYPING_REFRESH_SECS: u64 = 4;
 
-/// Longest message text, in UTF-16 code units: Telegram counts those, so characters outside
-/// the Basic Multilingual Plane (most emoji) count twice.
+/// Longest message text, in UTF-16 code units after entities are parsed: Telegram counts
+/// those, so characters outside the Basic Multilingual Plane (most emoji) count twice. Parts
+/// are measured on their plain-text form, which is never shorter than what the HTML shows, so a
+/// part fits whether it goes out formatted or as the plain fallback.
 const TEXT_UTF16_MAX: usize = 4096;
+
+/// Telegram's answer to HTML it cannot read (`400 Bad Request: can't parse entities: …`): the
+/// part is sent again as plain text.
+const PARSE_ENTITIES_ERROR: &str = "can't parse entities";
 
 const CHANNEL: &str = "tg";
 
@@ -162,19 +169,10 @@ fn classify_error(status: u16, json: &Value) -> SendError {
     }
 }
 
-/// Pieces of `text` that Telegram accepts: the profile's character split, with any piece
-/// still too long in UTF-16 split again at half the length (at most 2 units per character).
-fn split_for_telegram(text: &str, chars_max: usize) -> Vec<String> {
-    split_text(text, chars_max)
-        .into_iter()
-        .flat_map(|piece| {
-            if piece.encode_utf16().count() <= TEXT_UTF16_MAX {
-                vec![piece]
-            } else {
-                split_text(&piece, TEXT_UTF16_MAX / 2)
-            }
-        })
-        .collect()
+/// Whether Telegram refused a message because it could not parse its HTML.
+fn is_parse_error(e: &SendError) -> bool {
+    matches!(e, SendError::Api { status: 400, message, .. }
+        if message.to_ascii_lowercase().contains(PARSE_ENTITIES_ERROR))
 }
 
 /// The inline keyboard: one button per row, so 20-character titles stay readable on a phone.
@@ -211,25 +209,42 @@ impl ChannelSender for TelegramSender {
     ) -> Result<SendReceipt, SendError> {
         let profile = self.profile();
         let buttons = normalize_buttons(buttons, &profile);
-        let mut chunks = split_for_telegram(text, profile.text_chars_max);
-        if chunks.is_empty() && !buttons.is_empty() {
-            chunks.push(BUTTONS_ONLY_TEXT.to_owned());
+        // The model's markup, parsed once and cut into parts that are each valid on their own.
+        let mut parts = markup::split(
+            &markup::parse(text),
+            Flavor::TelegramHtml,
+            profile.text_chars_max.min(TEXT_UTF16_MAX),
+        );
+        if parts.is_empty() && !buttons.is_empty() {
+            parts.push(markup::parse(BUTTONS_ONLY_TEXT));
         }
-        let last = chunks.len().saturating_sub(1);
-        let mut message_ids = Vec::with_capacity(chunks.len());
+        let last = parts.len().saturating_sub(1);
+        let mut message_ids = Vec::with_capacity(parts.len());
         let mut sent_now = false;
-        for (i, chunk) in chunks.iter().enumerate() {
-            let mut body = json!({ "chat_id": chat_id(to), "text": chunk });
-            if i == last
-                && !buttons.is_empty()
-                && let Some(m) = body.as_object_mut()
-            {
-                m.insert("reply_markup".into(), keyboard(&buttons));
+        for (i, part) in parts.iter().enumerate() {
+            let mut html = json!({
+                "chat_id": chat_id(to),
+                "text": markup::render_telegram_html(part),
+                "parse_mode": "HTML",
+            });
+            let mut plain = json!({ "chat_id": chat_id(to), "text": markup::render_plain(part) });
+            if i == last && !buttons.is_empty() {
+                for body in [&mut html, &mut plain] {
+                    if let Some(m) = body.as_object_mut() {
+                        m.insert("reply_markup".into(), keyboard(&buttons));
+                    }
+                }
             }
             let gap = sent_now.then_some(self.part_gap);
-            let body = &body;
+            let (html, plain) = (&html, &plain);
             let (id, now) = send_part(CHANNEL, ledger, i, gap, move || async move {
-                let result = self.call("sendMessage", body).await?;
+                let result = match self.call("sendMessage", html).await {
+                    Err(e) if is_parse_error(&e) => {
+                        tracing::warn!(error = %e, part = i, "telegram could not parse the formatted part; sent as plain text");
+                        self.call("sendMessage", plain).await?
+                    }
+                    other => other?,
+                };
                 Ok(result
                     .get("message_id")
                     .and_then(Value::as_i64)
@@ -299,7 +314,11 @@ mod tests {
     #[test]
     fn emoji_heavy_text_fits_in_utf16() {
         let text = "😀".repeat(4096);
-        let pieces = split_for_telegram(&text, 4096);
+        let pieces: Vec<String> =
+            markup::split(&markup::parse(&text), Flavor::TelegramHtml, TEXT_UTF16_MAX)
+                .iter()
+                .map(markup::render_telegram_html)
+                .collect();
         assert!(pieces.len() >= 2);
         assert!(
             pieces
@@ -307,6 +326,21 @@ mod tests {
                 .all(|p| p.encode_utf16().count() <= TEXT_UTF16_MAX)
         );
         assert_eq!(pieces.concat(), text);
+    }
+
+    #[test]
+    fn parse_errors_are_told_apart() {
+        let parse = classify_error(
+            400,
+            &json!({"ok": false, "error_code": 400,
+                    "description": "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 3"}),
+        );
+        assert!(is_parse_error(&parse));
+        let other = classify_error(
+            400,
+            &json!({"ok": false, "error_code": 400, "description": "Bad Request: chat not found"}),
+        );
+        assert!(!is_parse_error(&other));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::inbound::{
-    Channel, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size, non_empty, valid_id,
+    CONTACTS_MAX, Channel, InboundMessage, MediaKind, MediaRef, ParseError, check_body_size,
+    contact_text, location_text, non_empty, valid_id,
 };
 
 /// The `object` of every WhatsApp Business Account webhook.
@@ -73,6 +74,57 @@ struct Message {
     video: Option<Media>,
     #[serde(default)]
     sticker: Option<Media>,
+    #[serde(default)]
+    location: Option<Location>,
+    /// Shared contact cards (not the sender: that is the change's `contacts`).
+    #[serde(default)]
+    contacts: Option<Vec<Value>>,
+}
+
+/// `location`: a shared place.
+#[derive(Debug, Deserialize)]
+struct Location {
+    #[serde(default)]
+    latitude: Option<Value>,
+    #[serde(default)]
+    longitude: Option<Value>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    address: Option<String>,
+}
+
+/// One shared contact card.
+#[derive(Debug, Deserialize)]
+struct Card {
+    #[serde(default)]
+    name: Option<CardName>,
+    #[serde(default)]
+    phones: Vec<CardPhone>,
+    #[serde(default)]
+    emails: Vec<CardEmail>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CardName {
+    #[serde(default)]
+    formatted_name: Option<String>,
+    #[serde(default)]
+    first_name: Option<String>,
+    #[serde(default)]
+    last_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CardPhone {
+    #[serde(default)]
+    phone: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CardEmail {
+    #[serde(default)]
+    email: Option<String>,
 }
 
 /// The message this one answers (for button clicks: the message the button was on).
@@ -116,7 +168,7 @@ struct Button {
 }
 
 /// `image`, `document`, `audio`, `video`, `sticker`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct Media {
     #[serde(default)]
     id: Option<String>,
@@ -124,6 +176,12 @@ struct Media {
     mime_type: Option<String>,
     #[serde(default)]
     caption: Option<String>,
+    /// Documents: the file's name.
+    #[serde(default)]
+    filename: Option<String>,
+    /// Audio: `true` for a voice note recorded in the app.
+    #[serde(default)]
+    voice: Option<bool>,
 }
 
 /// Parses a WhatsApp webhook body (already signature-checked) into the user messages it holds.
@@ -185,7 +243,7 @@ fn to_inbound(message: Message, contacts: &[Contact]) -> Option<InboundMessage> 
         .or_else(|| valid_id(contact.and_then(|c| c.user_id.clone())))?;
     let display_name = non_empty(contact.and_then(|c| c.profile.as_ref()?.name.clone()));
 
-    let mut text = None;
+    let text;
     let mut button_id = None;
     let mut media = None;
     match message.kind.as_str() {
@@ -219,25 +277,43 @@ fn to_inbound(message: Message, contacts: &[Contact]) -> Option<InboundMessage> 
                 "video" => (MediaKind::Video, message.video),
                 _ => (MediaKind::Sticker, message.sticker),
             };
-            let part = part.unwrap_or(Media {
-                id: None,
-                mime_type: None,
-                caption: None,
-            });
+            let part = part.unwrap_or_default();
+            let media_kind = if part.voice == Some(true) {
+                MediaKind::Voice
+            } else {
+                media_kind
+            };
+            // The caption is the message's text (a linking code in it links).
             text = part.caption;
             media = Some(MediaRef {
-                kind: media_kind,
                 provider_media_id: valid_id(part.id),
                 mime: non_empty(part.mime_type),
+                file_name: non_empty(part.filename),
+                ..MediaRef::of(media_kind)
             });
         }
-        // Not text, but the user did send something: say so rather than stay silent.
-        "location" | "contacts" => {
-            media = Some(MediaRef {
-                kind: MediaKind::Other,
-                provider_media_id: None,
-                mime: None,
+        "location" => {
+            text = message.location.as_ref().and_then(|l| {
+                location_text(
+                    number(l.latitude.as_ref())?,
+                    number(l.longitude.as_ref())?,
+                    l.name.as_deref(),
+                    l.address.as_deref(),
+                )
             });
+            media = Some(MediaRef::of(MediaKind::Location));
+        }
+        "contacts" => {
+            let lines: Vec<String> = message
+                .contacts
+                .iter()
+                .flatten()
+                .take(CONTACTS_MAX)
+                .filter_map(|c| Card::deserialize(c).ok())
+                .filter_map(|c| card_text(&c))
+                .collect();
+            text = (!lines.is_empty()).then(|| lines.join("\n"));
+            media = Some(MediaRef::of(MediaKind::Contact));
         }
         other => {
             // reaction, unsupported, system, order, request_welcome, …: acknowledged, dropped.
@@ -286,6 +362,35 @@ fn find_contact<'a>(contacts: &'a [Contact], message: &Message) -> Option<&'a Co
             [only] => Some(only),
             _ => None,
         })
+}
+
+/// A coordinate: a JSON number, or a number in a string.
+fn number(value: Option<&Value>) -> Option<f64> {
+    match value? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// One contact card as a line of text.
+fn card_text(card: &Card) -> Option<String> {
+    let name = card.name.as_ref().and_then(|n| {
+        non_empty(n.formatted_name.clone()).or_else(|| {
+            let parts: Vec<&str> = [n.first_name.as_deref(), n.last_name.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            non_empty(Some(parts.join(" ")))
+        })
+    });
+    let phones: Vec<&str> = card
+        .phones
+        .iter()
+        .filter_map(|p| p.phone.as_deref())
+        .collect();
+    let email = card.emails.iter().find_map(|e| e.email.as_deref());
+    contact_text(name.as_deref(), &phones, email)
 }
 
 /// Epoch seconds from the documented string form (or a plain number).

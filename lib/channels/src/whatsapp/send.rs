@@ -7,13 +7,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use crate::ChannelProfile;
 use crate::config::{self, ConfigError};
+use crate::markup::{self, Document, Flavor};
 use crate::secret::Secret;
 use crate::sender::{
     BUTTONS_ONLY_TEXT, ChannelSender, NoLedger, PartLedger, Recipient, SendError, SendReceipt,
     SentButton, normalize_buttons, now_epoch_seconds, send_part, transport_error,
 };
-use crate::{ChannelProfile, split_text};
 
 /// The Graph API version every request is pinned to, so a Meta default change cannot alter
 /// payload shapes under us. Bump deliberately, with the webhook fixtures.
@@ -164,10 +165,14 @@ fn envelope(to: &Recipient, kind: &str) -> serde_json::Map<String, Value> {
     m
 }
 
-/// A plain text message.
-fn text_message(to: &Recipient, text: &str) -> Value {
+/// A text message; `preview` asks WhatsApp to show a preview of the first link (set when a
+/// link stands on a line of its own, as the prompt promises the model).
+fn text_message(to: &Recipient, text: &str, preview: bool) -> Value {
     let mut m = envelope(to, "text");
-    m.insert("text".into(), json!({ "body": text, "preview_url": false }));
+    m.insert(
+        "text".into(),
+        json!({ "body": text, "preview_url": preview }),
+    );
     Value::Object(m)
 }
 
@@ -214,33 +219,27 @@ fn classify_error(status: u16, json: &Value) -> SendError {
     }
 }
 
-/// Splits the last chunk so the part carrying the buttons fits an interactive body: returns
-/// (text to send before, body).
-fn split_for_buttons(last: &str) -> (Option<String>, String) {
-    if last.chars().count() <= INTERACTIVE_BODY_CHARS_MAX {
-        return (None, last.to_owned());
+/// Splits the last part so the message carrying the buttons fits an interactive body:
+/// returns (the parts to send before it as text, the body).
+fn split_for_buttons(last: &Document, text_chars_max: usize) -> (Vec<Document>, Document) {
+    if markup::cost(last, Flavor::Whatsapp) <= INTERACTIVE_BODY_CHARS_MAX {
+        return (Vec::new(), last.clone());
     }
-    let pieces = split_text(last, INTERACTIVE_BODY_CHARS_MAX);
-    let Some(body) = pieces.last().cloned() else {
-        return (None, BUTTONS_ONLY_TEXT.to_owned());
+    let mut pieces = markup::split(last, Flavor::Whatsapp, INTERACTIVE_BODY_CHARS_MAX);
+    let Some(body) = pieces.pop() else {
+        return (Vec::new(), markup::parse(BUTTONS_ONLY_TEXT));
     };
-    // `split_text` pieces are trimmed slices of the input, so the body ends the trimmed chunk.
-    let head = last
-        .trim_end()
-        .strip_suffix(body.as_str())
-        .map(|h| h.trim_end().to_owned())
-        .filter(|h| !h.is_empty());
-    match head {
-        Some(head) => (Some(head), body),
-        // Not expected; fall back to the split pieces joined by blank lines.
-        None => {
-            let n = pieces.len().saturating_sub(1);
-            let head = pieces
-                .get(..n)
-                .map(|p| p.join("\n\n"))
-                .filter(|h| !h.is_empty());
-            (head, body)
-        }
+    // The pieces before the body came from one part, so together they fit one message again
+    // (unless the cut added line breaks past the limit: then they go one by one).
+    let head = Document {
+        lines: pieces.iter().flat_map(|p| p.lines.clone()).collect(),
+    };
+    if head.lines.is_empty() {
+        (Vec::new(), body)
+    } else if markup::cost(&head, Flavor::Whatsapp) <= text_chars_max {
+        (vec![head], body)
+    } else {
+        (pieces, body)
     }
 }
 
@@ -280,19 +279,33 @@ impl ChannelSender for WhatsappSender {
         }
         let profile = self.profile();
         let buttons = normalize_buttons(buttons, &profile);
-        let mut chunks = split_text(text, profile.text_chars_max);
+        // The model's markup, parsed once and cut into parts that are each valid on their own.
+        let mut parts = markup::split(
+            &markup::parse(text),
+            Flavor::Whatsapp,
+            profile.text_chars_max,
+        );
         let mut body = None;
         if !buttons.is_empty() {
-            let last = chunks.pop().unwrap_or_else(|| BUTTONS_ONLY_TEXT.to_owned());
-            let (head, tail) = split_for_buttons(&last);
-            chunks.extend(head);
+            let last = parts
+                .pop()
+                .unwrap_or_else(|| markup::parse(BUTTONS_ONLY_TEXT));
+            let (head, tail) = split_for_buttons(&last, profile.text_chars_max);
+            parts.extend(head);
             body = Some(tail);
         }
 
         let mut message_ids = Vec::new();
-        let mut requests: Vec<Value> = chunks.iter().map(|c| text_message(to, c)).collect();
+        let mut requests: Vec<Value> = parts
+            .iter()
+            .map(|p| text_message(to, &markup::render_whatsapp(p), p.has_lone_link()))
+            .collect();
         if let Some(body) = &body {
-            requests.push(buttons_message(to, body, &buttons));
+            requests.push(buttons_message(
+                to,
+                &markup::render_whatsapp(body),
+                &buttons,
+            ));
         }
         let mut sent_now = false;
         for (part, request) in requests.iter().enumerate() {
@@ -393,12 +406,14 @@ mod tests {
     #[test]
     fn long_last_chunk_is_split_for_the_button_body() {
         let para = "word ".repeat(150); // 750 characters
-        let last = format!("{}\n\n{}", para.trim(), para.trim());
-        let (head, body) = split_for_buttons(&last);
-        assert_eq!(head.as_deref(), Some(para.trim()));
-        assert_eq!(body, para.trim());
-        let (head, body) = split_for_buttons("short");
-        assert_eq!((head, body.as_str()), (None, "short"));
+        let last = markup::parse(&format!("{}\n\n*{}*", para.trim(), para.trim()));
+        let (head, body) = split_for_buttons(&last, 4096);
+        let head: Vec<String> = head.iter().map(markup::render_whatsapp).collect();
+        assert_eq!(head, [para.trim()]);
+        assert_eq!(markup::render_whatsapp(&body), format!("*{}*", para.trim()));
+        let (head, body) = split_for_buttons(&markup::parse("short"), 4096);
+        assert!(head.is_empty());
+        assert_eq!(markup::render_whatsapp(&body), "short");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use steward_channels::telegram::{SecretError, parse_update, verify_secret};
 use steward_channels::{
-    Channel, ChatKind, InboundMessage, MediaKind, ParseError, WEBHOOK_BODY_BYTES_MAX,
+    AUDIO_REPLY, Channel, ChatKind, InboundMessage, MediaAnswer, MediaKind, ParseError,
+    STICKER_REPLY, VOICE_REPLY, WEBHOOK_BODY_BYTES_MAX, media_answer, media_reply,
 };
 
 use crate::fixture;
@@ -67,8 +68,97 @@ fn photo_is_media_with_the_largest_size() {
         media.provider_media_id.as_deref(),
         Some("AgACAgQAAxkBAAIBS-large")
     );
+    assert_eq!(media.size_bytes, Some(98765));
+    // The caption is the text, and goes on to the turn with a note that the photo was not read.
     assert_eq!(m.text.as_deref(), Some("Our venue"));
-    assert!(steward_channels::media_reply(&m).is_some());
+    assert_eq!(media_reply(&m), None);
+    assert!(matches!(
+        media_answer(&m),
+        Some(MediaAnswer::BeforeReply(_))
+    ));
+}
+
+#[test]
+fn voice_audio_video_and_stickers() {
+    for (name, kind, file, reply) in [
+        (
+            "voice",
+            MediaKind::Voice,
+            "AwACAgQ-voice",
+            Some(VOICE_REPLY),
+        ),
+        (
+            "audio",
+            MediaKind::Audio,
+            "CQACAgQ-audio",
+            Some(AUDIO_REPLY),
+        ),
+        ("video", MediaKind::Video, "BAACAgQ-video", None),
+        (
+            "sticker",
+            MediaKind::Sticker,
+            "CAACAgQ-sticker",
+            Some(STICKER_REPLY),
+        ),
+    ] {
+        let m = receive(name).unwrap();
+        let media = m.media.clone().unwrap();
+        assert_eq!(media.kind, kind, "{name}");
+        assert_eq!(media.provider_media_id.as_deref(), Some(file), "{name}");
+        assert!(media.size_bytes.is_some(), "{name}");
+        assert_eq!(media_reply(&m), reply, "{name}");
+    }
+    // The video came with a caption: it goes on as the text.
+    let video = receive("video").unwrap();
+    assert_eq!(
+        video.text.as_deref(),
+        Some("The room, with the stage on the left")
+    );
+    assert!(matches!(
+        media_answer(&video),
+        Some(MediaAnswer::BeforeReply(line)) if line.contains("videos")
+    ));
+    let audio = receive("audio").unwrap();
+    assert_eq!(
+        audio.media.and_then(|m| m.file_name).as_deref(),
+        Some("jingle.mp3")
+    );
+}
+
+#[test]
+fn locations_venues_and_contacts_become_text() {
+    for (name, kind, text) in [
+        (
+            "location",
+            MediaKind::Location,
+            "Location: 52.5219, 13.4132",
+        ),
+        (
+            "venue",
+            MediaKind::Location,
+            "Location: 52.5219, 13.4132 — Alexanderplatz, 10178 Berlin",
+        ),
+        (
+            "contact",
+            MediaKind::Contact,
+            "Contact: Ada Lovelace, +442079460000",
+        ),
+    ] {
+        let m = receive(name).unwrap();
+        assert_eq!(m.media.as_ref().map(|x| x.kind), Some(kind), "{name}");
+        assert_eq!(m.text.as_deref(), Some(text), "{name}");
+        assert_eq!(media_answer(&m), None, "{name}");
+    }
+}
+
+#[test]
+fn a_documents_caption_is_its_text() {
+    let m = receive("document_caption").unwrap();
+    assert_eq!(m.text.as_deref(), Some("ABCD2345"));
+    let media = m.media.unwrap();
+    assert_eq!(media.kind, MediaKind::Document);
+    assert_eq!(media.file_name.as_deref(), Some("programme.pdf"));
+    assert_eq!(media.size_bytes, Some(120_000));
 }
 
 #[test]

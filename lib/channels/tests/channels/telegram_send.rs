@@ -193,3 +193,88 @@ async fn transport_errors_never_show_the_token() {
     assert!(!shown.contains(TOKEN), "{shown}");
     assert!(!shown.contains("AAH-test"), "{shown}");
 }
+
+#[tokio::test]
+async fn the_reply_markup_goes_out_as_telegram_html() {
+    let api = FakeApi::start(ok).await;
+    let text = "*Saturday* at _10:00_ for R&D <team>\n- [Programme](https://ex.org/p?a=1&b=2)\n- https://ex.org";
+    sender(&api.base)
+        .send_reply(&chat(), text, &[])
+        .await
+        .unwrap();
+    let requests = api.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["parse_mode"], "HTML");
+    assert_eq!(
+        requests[0].body["text"],
+        "<b>Saturday</b> at <i>10:00</i> for R&amp;D &lt;team&gt;\n\
+         • <a href=\"https://ex.org/p?a=1&amp;b=2\">Programme</a>\n\
+         • <a href=\"https://ex.org\">https://ex.org</a>"
+    );
+}
+
+#[tokio::test]
+async fn html_telegram_cannot_parse_is_sent_again_as_plain_text() {
+    // The fake refuses every formatted message the way Telegram does, and accepts plain ones.
+    let api = FakeApi::start(|r: &Recorded, n| {
+        if r.body.get("parse_mode").is_some() {
+            (
+                400,
+                json!({"ok": false, "error_code": 400,
+                       "description": "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\""}),
+            )
+        } else {
+            ok(r, n)
+        }
+    })
+    .await;
+    let text = format!(
+        "*Part one* {}\n\n_Part two_ {}",
+        "alpha ".repeat(600).trim(),
+        "beta ".repeat(700).trim()
+    );
+    let receipt = sender(&api.base)
+        .send_reply(&chat(), &text, &["Publish".into()])
+        .await
+        .unwrap();
+    let requests = api.requests();
+    // Each part: the formatted try, then its plain resend; the keyboard stays on the last.
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    let plain: Vec<&Recorded> = requests
+        .iter()
+        .filter(|r| r.body.get("parse_mode").is_none())
+        .collect();
+    assert_eq!(plain.len(), 2);
+    assert!(
+        plain[0].body["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Part one alpha")
+    );
+    assert!(
+        plain[1].body["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Part two beta")
+    );
+    assert!(plain[0].body.get("reply_markup").is_none());
+    assert!(plain[1].body.get("reply_markup").is_some());
+    assert!(matches!(receipt, SendReceipt::Sent { ref message_ids, .. } if message_ids.len() == 2));
+}
+
+#[tokio::test]
+async fn other_refusals_are_not_resent_as_plain_text() {
+    let api = FakeApi::start(|_, _| {
+        (
+            400,
+            json!({"ok": false, "error_code": 400, "description": "Bad Request: chat not found"}),
+        )
+    })
+    .await;
+    let err = sender(&api.base)
+        .send_reply(&chat(), "*hi*", &[])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SendError::Api { code: 400, .. }));
+    assert_eq!(api.requests().len(), 1);
+}

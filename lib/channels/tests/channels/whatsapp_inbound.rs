@@ -2,7 +2,9 @@
 
 use steward_channels::whatsapp::{SignatureError, parse_webhook, sign, verify_signature};
 use steward_channels::{
-    Channel, InboundMessage, MediaKind, ParseError, WEBHOOK_BODY_BYTES_MAX, check_body_size,
+    AUDIO_REPLY, Channel, DOCUMENT_REPLY, InboundMessage, MediaAnswer, MediaKind, ParseError,
+    STICKER_REPLY, VIDEO_REPLY, VOICE_REPLY, WEBHOOK_BODY_BYTES_MAX, check_body_size, media_answer,
+    media_reply,
 };
 
 use crate::fixture;
@@ -82,11 +84,69 @@ fn image_becomes_a_media_message() {
     assert_eq!(media.kind, MediaKind::Image);
     assert_eq!(media.provider_media_id.as_deref(), Some("1003383421387256"));
     assert_eq!(media.mime.as_deref(), Some("image/jpeg"));
+    // The caption is the text, and goes on to the turn with a note that the photo was not read.
     assert_eq!(m.text.as_deref(), Some("The venue floor plan"));
+    assert_eq!(steward_channels::media_reply(&m), None);
+    assert!(matches!(
+        media_answer(&m),
+        Some(MediaAnswer::BeforeReply(line)) if line.contains("photos")
+    ));
+}
+
+#[test]
+fn documents_keep_their_caption_and_file_name() {
+    let m = only("document");
+    let media = m.media.clone().unwrap();
+    assert_eq!(media.kind, MediaKind::Document);
+    assert_eq!(media.provider_media_id.as_deref(), Some("2003383421387256"));
+    assert_eq!(media.mime.as_deref(), Some("application/pdf"));
+    assert_eq!(media.file_name.as_deref(), Some("programme.pdf"));
+    assert_eq!(m.text.as_deref(), Some("Programme for Saturday"));
+    assert!(matches!(
+        media_answer(&m),
+        Some(MediaAnswer::BeforeReply(_))
+    ));
+    let bare = only("document_no_caption");
+    assert_eq!(bare.text, None);
+    assert_eq!(media_reply(&bare), Some(DOCUMENT_REPLY));
+}
+
+#[test]
+fn voice_audio_video_and_stickers_get_a_fixed_answer() {
+    for (name, kind, reply) in [
+        ("voice", MediaKind::Voice, VOICE_REPLY),
+        ("audio", MediaKind::Audio, AUDIO_REPLY),
+        ("video", MediaKind::Video, VIDEO_REPLY),
+        ("sticker", MediaKind::Sticker, STICKER_REPLY),
+    ] {
+        let m = only(name);
+        let media = m.media.clone().unwrap();
+        assert_eq!(media.kind, kind, "{name}");
+        assert!(media.provider_media_id.is_some(), "{name}");
+        assert_eq!(m.text, None, "{name}");
+        assert_eq!(media_reply(&m), Some(reply), "{name}");
+    }
+}
+
+#[test]
+fn locations_and_contacts_become_text() {
+    let m = only("location");
+    assert_eq!(m.media.as_ref().map(|x| x.kind), Some(MediaKind::Location));
     assert_eq!(
-        steward_channels::media_reply(&m),
-        Some(steward_channels::MEDIA_NOT_UNDERSTOOD_REPLY)
+        m.text.as_deref(),
+        Some("Location: 52.5219, 13.4132 — Alexanderplatz, 10178 Berlin")
     );
+    assert_eq!(media_answer(&m), None, "the text goes on to the turn");
+    let m = only("contacts");
+    assert_eq!(m.media.as_ref().map(|x| x.kind), Some(MediaKind::Contact));
+    assert_eq!(
+        m.text.as_deref(),
+        Some(
+            "Contact: Ada Lovelace, +44 20 7946 0000, ada@example.org\n\
+             Contact: Charles Babbage, +44 20 7946 0001"
+        )
+    );
+    assert_eq!(media_answer(&m), None);
 }
 
 #[test]

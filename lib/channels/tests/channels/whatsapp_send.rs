@@ -313,3 +313,29 @@ async fn transport_errors_never_show_the_token() {
     assert!(err.is_retryable());
     assert!(!format!("{err} {err:?}").contains(TOKEN));
 }
+
+#[tokio::test]
+async fn the_reply_markup_goes_out_as_whatsapp_markup_with_previews_for_lone_links() {
+    let api = FakeApi::start(ok).await;
+    let s = sender(&api.base);
+    s.send_reply(
+        &user(),
+        "**Saturday** at _10:00_\n• [Programme](https://ex.org/p)\nhttps://ex.org/e/spring",
+        &[],
+    )
+    .await
+    .unwrap();
+    s.send_reply(&user(), "See https://ex.org inline.", &[])
+        .await
+        .unwrap();
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["text"],
+        json!({
+            "body": "*Saturday* at _10:00_\n- Programme (https://ex.org/p)\nhttps://ex.org/e/spring",
+            "preview_url": true
+        })
+    );
+    assert_eq!(requests[1].body["text"]["preview_url"], false);
+}

@@ -209,6 +209,21 @@ struct Draft {
     text: String,
 }
 
+/// `reply` with `notice` as its first paragraph (the notice alone when the reply is silent).
+fn with_notice(reply: ShapedReply, notice: Option<&str>) -> ShapedReply {
+    let Some(notice) = notice else {
+        return reply;
+    };
+    let text = match reply.text {
+        Some(text) => format!("{notice}\n\n{text}"),
+        None => notice.to_owned(),
+    };
+    ShapedReply {
+        text: Some(text),
+        buttons: reply.buttons,
+    }
+}
+
 impl Agent {
     /// An agent over `table` for `domain`; `model` None means no model is configured.
     pub fn new(
@@ -255,6 +270,18 @@ impl Agent {
         input: &TurnInput,
         outbox: &dyn Outbox,
     ) -> Result<TurnOutcome, TurnError> {
+        self.handle_with_notice(input, None, outbox).await
+    }
+
+    /// Runs (or resumes) the turn for `input` like [`Agent::handle`], with `notice` (a fixed
+    /// line, e.g. that an attached photo was not read) put before the reply. The model's own
+    /// row stays as it wrote it; what the person saw is recorded after it.
+    pub async fn handle_with_notice(
+        &self,
+        input: &TurnInput,
+        notice: Option<&str>,
+        outbox: &dyn Outbox,
+    ) -> Result<TurnOutcome, TurnError> {
         let now = self.clock.now_millis();
         let claim = conversation::claim(
             self.table.as_ref(),
@@ -278,14 +305,16 @@ impl Agent {
             return Ok(TurnOutcome::Duplicate);
         };
         let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
-        self.run(input, outbox, turn, capped, conversation, action)
+        self.run(input, notice, outbox, turn, capped, conversation, action)
             .instrument(span)
             .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
         input: &TurnInput,
+        notice: Option<&str>,
         outbox: &dyn Outbox,
         turn: u64,
         capped: bool,
@@ -323,7 +352,8 @@ impl Agent {
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
                     .await?
                     .is_some();
-                let shaped = shape_reply(&draft.text, &outbox.profile(), reacted);
+                let shaped =
+                    with_notice(shape_reply(&draft.text, &outbox.profile(), reacted), notice);
                 transcript::record_shown(
                     table,
                     key,

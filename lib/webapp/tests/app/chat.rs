@@ -307,7 +307,10 @@ async fn reading_after_a_position_returns_only_later_messages() {
     );
     assert_eq!(
         all["messages"][1],
-        json!({"n": 102, "role": "assistant", "text": "Hi! What now?", "buttons": [
+        json!({"n": 102, "role": "assistant", "text": "Hi! What now?",
+        // The reply markup, parsed for the page to build DOM nodes from.
+        "doc": {"lines": [{"marker": {"kind": "none"}, "spans": [{"text": "Hi! What now?"}]}]},
+        "buttons": [
             {"id": "b0", "title": "Create an event"},
             {"id": "b1", "title": "Later"}
         ]})

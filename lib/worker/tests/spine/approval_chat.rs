@@ -65,10 +65,12 @@ async fn a_held_mcp_call_is_approved_with_the_button_in_the_linked_telegram_chat
     assert!(s.worker.handle_body(&body).await.unwrap().is_none());
     let sent = s.tg.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
+    // The notice's markup goes out in Telegram's HTML parse mode.
     assert_eq!(
         sent[0]["text"],
-        "Your MCP client *Claude desktop* wants to cancel \"Summer Meetup\", Sat 14 Nov 2026. Allow it? If you approve within the hour, its next identical call runs once."
+        "Your MCP client <b>Claude desktop</b> wants to cancel \"Summer Meetup\", Sat 14 Nov 2026. Allow it? If you approve within the hour, its next identical call runs once."
     );
+    assert_eq!(sent[0]["parse_mode"], "HTML");
     assert_eq!(
         sent[0]["reply_markup"]["inline_keyboard"],
         json!([[{ "text": "Approve", "callback_data": "b0" }],

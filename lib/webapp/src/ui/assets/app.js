@@ -100,6 +100,88 @@
     timer = window.setTimeout(poll, ms);
   }
 
+  // The reply markup, parsed by the server into lines of styled spans (see
+  // steward_channels::markup), built as DOM nodes: text only through text nodes, links only
+  // to http(s) addresses.
+  function safeHref(url) {
+    try {
+      var u = new URL(url);
+      return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function spanNode(s) {
+    var node = document.createTextNode(s.text || "");
+    var href = s.link ? safeHref(s.link) : null;
+    if (href) {
+      var a = document.createElement("a");
+      a.href = href;
+      a.rel = "noopener noreferrer";
+      a.appendChild(node);
+      node = a;
+    }
+    if (s.italic) {
+      var em = document.createElement("em");
+      em.appendChild(node);
+      node = em;
+    }
+    if (s.bold) {
+      var strong = document.createElement("strong");
+      strong.appendChild(node);
+      node = strong;
+    }
+    return node;
+  }
+
+  function appendSpans(parent, line) {
+    (line.spans || []).forEach(function (s) {
+      parent.appendChild(spanNode(s));
+    });
+  }
+
+  // Consecutive bullet lines become a list, numbered lines an ordered list, other lines
+  // paragraphs (lines of one paragraph separated by line breaks; a blank line ends it).
+  function renderDoc(div, doc) {
+    var p = null;
+    var list = null;
+    var listKind = null;
+    doc.lines.forEach(function (line) {
+      var kind = (line.marker && line.marker.kind) || "none";
+      if (kind !== "bullet" && kind !== "numbered") {
+        list = null;
+        var blank = (line.spans || []).every(function (s) {
+          return !s.link && !(s.text || "").trim();
+        });
+        if (blank) {
+          p = null;
+          return;
+        }
+        if (p) {
+          p.appendChild(document.createElement("br"));
+        } else {
+          p = document.createElement("p");
+          div.appendChild(p);
+        }
+        appendSpans(p, line);
+        return;
+      }
+      p = null;
+      if (!list || listKind !== kind) {
+        list = document.createElement(kind === "bullet" ? "ul" : "ol");
+        listKind = kind;
+        div.appendChild(list);
+      }
+      var li = document.createElement("li");
+      if (kind === "numbered" && typeof line.marker.number === "number") {
+        li.value = line.marker.number;
+      }
+      appendSpans(li, line);
+      list.appendChild(li);
+    });
+  }
+
   function render(m) {
     if (empty) {
       empty.remove();
@@ -110,7 +192,10 @@
     var who = document.createElement("span");
     who.className = "visually-hidden";
     who.textContent = m.role === "user" ? "You: " : "Steward: ";
-    if (m.text) {
+    if (m.doc && m.doc.lines && m.doc.lines.length) {
+      div.appendChild(who);
+      renderDoc(div, m.doc);
+    } else if (m.text) {
       var p = document.createElement("p");
       p.appendChild(who);
       p.appendChild(document.createTextNode(m.text));
