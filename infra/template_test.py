@@ -272,7 +272,7 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(len(bedrock), 1)
         self.assertEqual(bedrock[0]["Fn::If"][0], "IsBedrock")
         self.assertEqual(self.t["Conditions"]["IsBedrock"], {"Fn::Equals": [{"Ref": "ModelProvider"}, "bedrock"]})
-        self.assertEqual(as_list(p["InvokeModel"]["Action"]), ["bedrock:InvokeModel"])
+        self.assertEqual(as_list(p["InvokeModel"]["Action"]), ["bedrock:InvokeModelWithResponseStream"])
         # No model but the configured one (security review, finding 17): every resource names
         # ModelId, and the wildcard over foundation models holds only through that profile.
         for resource in as_list(p["InvokeModel"]["Resource"]):
@@ -309,7 +309,7 @@ class TemplateTest(unittest.TestCase):
 
     def assert_secret_statements(self, p, params):
         read = p["ReadOwnSecrets"]
-        self.assertEqual(as_list(read["Action"]), ["ssm:GetParameter"])
+        self.assertEqual(as_list(read["Action"]), ["ssm:GetParameters"])
         self.assertEqual(refs(read["Resource"]) - {"AWS::NoValue"}, set(),
                          "parameters are named through Sub, never a wildcard")
         self.assertEqual({p for p in params if p in json.dumps(read["Resource"])}, params)

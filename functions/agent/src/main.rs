@@ -23,7 +23,8 @@ use steward_worker::wiring;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
-    let sdk = aws_config::load_from_env().await;
+    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
+    let sdk = steward_store::aws::load_sdk_config().await;
     let settings = Settings::load(&sdk, &AGENT_SECRETS).await?;
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),

@@ -22,7 +22,8 @@ use steward_store::{DynamoTable, SqsQueue, SystemClock};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
-    let sdk = aws_config::load_from_env().await;
+    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
+    let sdk = steward_store::aws::load_sdk_config().await;
     let settings = Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await?;
     let mut mcp_config = McpConfig::from_lookup(settings.lookup())?;
     match settings.get(ENV_QUEUE_URL) {

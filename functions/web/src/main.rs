@@ -19,7 +19,8 @@ use steward_webapp::{WebState, app};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
-    let sdk = aws_config::load_from_env().await;
+    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
+    let sdk = steward_store::aws::load_sdk_config().await;
     let settings = Settings::load(&sdk, &web::WEB_SECRETS).await?;
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),

@@ -17,7 +17,8 @@ use steward_webhook::{self as webhooks, WEBHOOK_SECRETS};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
-    let sdk = aws_config::load_from_env().await;
+    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
+    let sdk = steward_store::aws::load_sdk_config().await;
     let settings = Settings::load(&sdk, &WEBHOOK_SECRETS).await?;
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),

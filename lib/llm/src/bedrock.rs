@@ -1,5 +1,10 @@
 //! Any model on Amazon Bedrock through the Converse API, with IAM credentials and no key.
 //!
+//! Answers are streamed (`ConverseStream`) and assembled ([`crate::converse_stream`]) into the
+//! same response a `Converse` call gives: a stall fails after the idle timeout
+//! ([`MODEL_STREAM_IDLE_SECS`]) while an answer that keeps coming may run up to the ceiling
+//! sized to its output budget ([`model_call_timeout`]).
+//!
 //! Converse covers everything the harness uses (system prompt, tools and their results, cache
 //! points, reasoning with signatures, usage with cache reads and writes, every stop reason), and
 //! Claude-only request fields (thinking, effort, betas) travel in its
@@ -23,14 +28,20 @@ use aws_sdk_bedrockruntime::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_bedrockruntime::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_bedrockruntime::operation::RequestId;
 use aws_sdk_bedrockruntime::operation::converse::ConverseError;
+use aws_sdk_bedrockruntime::operation::converse_stream::ConverseStreamError;
+use aws_sdk_bedrockruntime::types::error::ConverseStreamOutputError;
 use aws_smithy_types::body::SdkBody;
 
 use crate::client::LlmClient;
-use crate::converse::{ConverseInput, canonical_json, from_converse, to_converse};
+use crate::converse::{ConverseInput, canonical_json, to_converse};
+use crate::converse_stream::StreamAssembler;
 use crate::error::LlmError;
 use crate::error::body_snippet;
-use crate::limits::{MODEL_RETRY_BACKOFF_MILLIS, model_call_timeout};
-use crate::retry::with_one_retry;
+use crate::limits::{
+    HTTP_CONNECT_TIMEOUT_SECS, MODEL_RETRY_BACKOFF_MILLIS, MODEL_START_SECS,
+    MODEL_STREAM_IDLE_SECS, model_call_timeout,
+};
+use crate::retry::{Failed, with_one_retry_unless_started};
 use crate::wire::{CreateRequest, CreateResponse};
 
 /// Settings of a [`BedrockClient`] beyond what the `SdkConfig` carries.
@@ -39,9 +50,12 @@ pub struct BedrockConfig {
     /// Anthropic beta features, sent to Claude models as `anthropic_beta` in the additional
     /// model request fields; none means no field (other models never get it).
     pub betas: Vec<String>,
-    /// How long one attempt may take; `None` (the default) sizes each call's timeout to its
+    /// The ceiling on one whole attempt; `None` (the default) sizes it to each call's
     /// `max_tokens` ([`model_call_timeout`]).
     pub timeout: Option<Duration>,
+    /// The longest silence allowed between two events of a streamed answer (default
+    /// [`MODEL_STREAM_IDLE_SECS`]).
+    pub idle_timeout: Duration,
     /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
     pub retry_backoff: Duration,
 }
@@ -51,20 +65,23 @@ impl Default for BedrockConfig {
         Self {
             betas: Vec::new(),
             timeout: None,
+            idle_timeout: Duration::from_secs(MODEL_STREAM_IDLE_SECS),
             retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
         }
     }
 }
 
-/// Any Bedrock model through `Converse`; the request's `model` is the Bedrock model id,
+/// Any Bedrock model through `ConverseStream`; the request's `model` is the Bedrock model id,
 /// inference-profile id or ARN. Same rules as the HTTP client: one retry on an overload or a
-/// 5xx, a timeout sized to each call's output budget; the SDK's own retries are off and its
-/// attempt timeout is ours, so the rules are ours alone.
+/// 5xx before any output, an idle timeout between events and a ceiling sized to each call's
+/// output budget; the SDK's own retries are off and its operation timeouts are ours, so the
+/// rules are ours alone.
 #[derive(Debug, Clone)]
 pub struct BedrockClient {
     client: aws_sdk_bedrockruntime::Client,
     betas: Vec<String>,
     timeout: Option<Duration>,
+    idle_timeout: Duration,
     retry_backoff: Duration,
 }
 
@@ -77,11 +94,15 @@ impl BedrockClient {
 
     /// A client with explicit settings.
     pub fn with_config(sdk_config: &SdkConfig, config: BedrockConfig) -> Self {
-        // Keep the SDK's connect timeout; each attempt is bounded by our own timeout.
+        // Connecting and the wait for the answer's first byte are bounded here; each attempt
+        // as a whole, and the silence between its events, by our own timeouts (an SDK
+        // operation timeout would cut a long answer that is still streaming).
         let timeouts = sdk_config
             .timeout_config()
             .map(TimeoutConfig::to_builder)
             .unwrap_or_default()
+            .connect_timeout(Duration::from_secs(HTTP_CONNECT_TIMEOUT_SECS))
+            .read_timeout(Duration::from_secs(MODEL_START_SECS))
             .disable_operation_attempt_timeout()
             .disable_operation_timeout()
             .build();
@@ -94,19 +115,41 @@ impl BedrockClient {
             client: aws_sdk_bedrockruntime::Client::from_conf(client_config),
             betas: config.betas,
             timeout: config.timeout,
+            idle_timeout: config.idle_timeout,
             retry_backoff: config.retry_backoff,
         }
     }
 
+    /// One attempt under its ceiling. A failure is retryable only when no content block had
+    /// started: once output began, it is being billed.
     async fn attempt(
         &self,
         model: &str,
         input: &ConverseInput,
-        timeout: Duration,
+        ceiling: Duration,
+    ) -> Result<CreateResponse, Failed> {
+        let mut assembler = StreamAssembler::default();
+        let outcome =
+            tokio::time::timeout(ceiling, self.exchange(model, input, &mut assembler)).await;
+        match outcome {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => Err(Failed {
+                retryable: error.is_retryable() && !assembler.output_started(),
+                error,
+            }),
+            Err(_) => Err(Failed::from(LlmError::Timeout)),
+        }
+    }
+
+    async fn exchange(
+        &self,
+        model: &str,
+        input: &ConverseInput,
+        assembler: &mut StreamAssembler,
     ) -> Result<CreateResponse, LlmError> {
         let call = self
             .client
-            .converse()
+            .converse_stream()
             .model_id(model)
             .set_system((!input.system.is_empty()).then(|| input.system.clone()))
             .set_messages(Some(input.messages.clone()))
@@ -114,7 +157,8 @@ impl BedrockClient {
             .inference_config(input.inference.clone())
             .set_additional_model_request_fields(input.additional_fields.clone())
             .send();
-        let output = tokio::time::timeout(timeout, call)
+        // Until the answer's headers arrive: the provider queues and reads the prompt.
+        let mut output = tokio::time::timeout(Duration::from_secs(MODEL_START_SECS), call)
             .await
             .map_err(|_| LlmError::Timeout)?
             .map_err(|error| sdk_error(error, model))?;
@@ -122,7 +166,17 @@ impl BedrockClient {
             Some(request) => format!("bedrock-{request}"),
             None => "bedrock".to_owned(),
         };
-        from_converse(output, model, id)
+        loop {
+            let event = tokio::time::timeout(self.idle_timeout, output.stream.recv())
+                .await
+                .map_err(|_| LlmError::Timeout)?
+                .map_err(|error| sdk_error(error, model))?;
+            match event {
+                Some(event) => assembler.event(event)?,
+                None => break,
+            }
+        }
+        std::mem::take(assembler).finish(model, id)
     }
 }
 
@@ -133,7 +187,7 @@ impl LlmClient for BedrockClient {
         let timeout = self
             .timeout
             .unwrap_or_else(|| model_call_timeout(request.max_tokens));
-        with_one_retry(self.retry_backoff, || {
+        with_one_retry_unless_started(self.retry_backoff, || {
             self.attempt(&request.model, &input, timeout)
         })
         .await
@@ -186,14 +240,91 @@ fn names_unavailable_model(message: &str) -> bool {
         .any(|phrase| lower.contains(phrase))
 }
 
-/// Maps an SDK failure to the shared error type.
-fn sdk_error(error: SdkError<ConverseError>, model: &str) -> LlmError {
+/// What a Bedrock service exception means, whichever operation or stream raised it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServiceKind {
+    Throttling,
+    ModelTimeout,
+    Unavailable,
+    NotFound,
+    Validation,
+    AccessDenied,
+    /// The model's own failure, with the status it gave (529 and 429 mean what they say).
+    Model(Option<i32>),
+    Other,
+}
+
+/// The exceptions of `Converse`, of `ConverseStream`'s initial answer and of its stream.
+trait BedrockServiceError: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static {
+    fn kind(&self) -> ServiceKind;
+}
+
+impl BedrockServiceError for ConverseError {
+    fn kind(&self) -> ServiceKind {
+        match self {
+            Self::ThrottlingException(_) => ServiceKind::Throttling,
+            Self::ModelTimeoutException(_) => ServiceKind::ModelTimeout,
+            Self::ServiceUnavailableException(_) | Self::ModelNotReadyException(_) => {
+                ServiceKind::Unavailable
+            }
+            Self::ResourceNotFoundException(_) => ServiceKind::NotFound,
+            Self::ValidationException(_) => ServiceKind::Validation,
+            Self::AccessDeniedException(_) => ServiceKind::AccessDenied,
+            Self::ModelErrorException(inner) => ServiceKind::Model(inner.original_status_code()),
+            _ => ServiceKind::Other,
+        }
+    }
+}
+
+impl BedrockServiceError for ConverseStreamError {
+    fn kind(&self) -> ServiceKind {
+        match self {
+            Self::ThrottlingException(_) => ServiceKind::Throttling,
+            Self::ModelTimeoutException(_) => ServiceKind::ModelTimeout,
+            Self::ServiceUnavailableException(_) | Self::ModelNotReadyException(_) => {
+                ServiceKind::Unavailable
+            }
+            Self::ResourceNotFoundException(_) => ServiceKind::NotFound,
+            Self::ValidationException(_) => ServiceKind::Validation,
+            Self::AccessDeniedException(_) => ServiceKind::AccessDenied,
+            Self::ModelErrorException(inner) => ServiceKind::Model(inner.original_status_code()),
+            Self::ModelStreamErrorException(inner) => {
+                ServiceKind::Model(inner.original_status_code())
+            }
+            _ => ServiceKind::Other,
+        }
+    }
+}
+
+impl BedrockServiceError for ConverseStreamOutputError {
+    fn kind(&self) -> ServiceKind {
+        match self {
+            Self::ThrottlingException(_) => ServiceKind::Throttling,
+            Self::ServiceUnavailableException(_) => ServiceKind::Unavailable,
+            Self::ValidationException(_) => ServiceKind::Validation,
+            Self::ModelStreamErrorException(inner) => {
+                ServiceKind::Model(inner.original_status_code())
+            }
+            _ => ServiceKind::Other,
+        }
+    }
+}
+
+/// Maps an SDK failure (of the call, or of an event in its stream) to the shared error type.
+fn sdk_error<E: BedrockServiceError, R>(error: SdkError<E, R>, model: &str) -> LlmError
+where
+    R: RawBody + std::fmt::Debug,
+{
     match error {
+        // An exception inside a stream arrives after the answer's 200; it stands for a 5xx.
+        SdkError::ServiceError(context) if context.raw().in_stream() => {
+            service_error(context.err(), 500, model)
+        }
         SdkError::ServiceError(context) => {
-            let status = context.raw().status().as_u16();
+            let status = context.raw().status();
             if (200..300).contains(&status) {
-                // A success status whose body the SDK could not read as a Converse answer.
-                let body = context.raw().body().bytes().map(body_snippet);
+                // A success status whose body the SDK could not read as an answer.
+                let body = context.raw().body_bytes().map(body_snippet);
                 return LlmError::MalformedResponse {
                     message: format!(
                         "{}; the body starts: {}",
@@ -202,14 +333,14 @@ fn sdk_error(error: SdkError<ConverseError>, model: &str) -> LlmError {
                     ),
                 };
             }
-            service_error(context.into_err(), status, model)
+            service_error(context.err(), status, model)
         }
         SdkError::TimeoutError(_) => LlmError::Timeout,
         SdkError::DispatchFailure(ref failure) if failure.is_timeout() => LlmError::Timeout,
-        ref failure @ SdkError::ResponseError(_) => {
-            let body = failure
-                .raw_response()
-                .and_then(|response| response.body().bytes())
+        ref failure @ SdkError::ResponseError(ref context) => {
+            let body = context
+                .raw()
+                .body_bytes()
                 .map(body_snippet)
                 .unwrap_or_else(|| "(body not available)".to_owned());
             LlmError::MalformedResponse {
@@ -223,44 +354,71 @@ fn sdk_error(error: SdkError<ConverseError>, model: &str) -> LlmError {
     }
 }
 
+/// The raw side of an SDK failure: an HTTP response (a call) or an event-stream message (a
+/// stream's exception).
+trait RawBody {
+    fn in_stream(&self) -> bool;
+    fn status(&self) -> u16;
+    fn body_bytes(&self) -> Option<&[u8]>;
+}
+
+impl RawBody for aws_sdk_bedrockruntime::config::http::HttpResponse {
+    fn in_stream(&self) -> bool {
+        false
+    }
+    fn status(&self) -> u16 {
+        self.status().as_u16()
+    }
+    fn body_bytes(&self) -> Option<&[u8]> {
+        self.body().bytes()
+    }
+}
+
+impl RawBody for aws_smithy_types::event_stream::RawMessage {
+    fn in_stream(&self) -> bool {
+        true
+    }
+    fn status(&self) -> u16 {
+        // Exceptions in a stream come after the answer's 200.
+        200
+    }
+    fn body_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Self::Decoded(message) => Some(message.payload().as_ref()),
+            Self::Invalid(bytes) => bytes.as_ref().map(|bytes| bytes.as_ref()),
+            _ => None,
+        }
+    }
+}
+
 /// Maps a Bedrock service exception. Validation messages go through the same classifier as
 /// the Claude API's (Bedrock passes the model's message on).
-fn service_error(error: ConverseError, status: u16, model: &str) -> LlmError {
+fn service_error<E: BedrockServiceError>(error: &E, status: u16, model: &str) -> LlmError {
     let message = error.message().unwrap_or_default().to_owned();
     let unavailable = |message: String| LlmError::ModelUnavailable {
         model: model.to_owned(),
         message,
     };
-    match error {
-        ConverseError::ThrottlingException(_) => LlmError::RateLimited { retry_after: None },
-        ConverseError::ModelTimeoutException(_) => LlmError::Timeout,
-        ConverseError::ServiceUnavailableException(_)
-        | ConverseError::ModelNotReadyException(_) => LlmError::Overloaded,
-        ConverseError::ResourceNotFoundException(_) => unavailable(message),
-        ConverseError::ValidationException(_) if names_unavailable_model(&message) => {
-            unavailable(message)
-        }
-        ConverseError::ValidationException(_) => LlmError::invalid_request(message),
-        ConverseError::AccessDeniedException(_) if names_unavailable_model(&message) => {
-            unavailable(message)
-        }
-        ConverseError::AccessDeniedException(_) => LlmError::Authentication { message },
-        ConverseError::ModelErrorException(inner) => {
-            // The model's own status, passed through: 529 and 429 mean what they say.
-            match inner.original_status_code() {
-                Some(529) => LlmError::Overloaded,
-                Some(429) => LlmError::RateLimited { retry_after: None },
-                Some(code) => LlmError::Api {
-                    status: u16::try_from(code).unwrap_or(status),
-                    message,
-                },
-                None => LlmError::Api { status, message },
-            }
-        }
-        other if other.code() == Some("ServiceQuotaExceededException") => {
+    match error.kind() {
+        ServiceKind::Throttling => LlmError::RateLimited { retry_after: None },
+        ServiceKind::ModelTimeout => LlmError::Timeout,
+        ServiceKind::Unavailable => LlmError::Overloaded,
+        ServiceKind::NotFound => unavailable(message),
+        ServiceKind::Validation if names_unavailable_model(&message) => unavailable(message),
+        ServiceKind::Validation => LlmError::invalid_request(message),
+        ServiceKind::AccessDenied if names_unavailable_model(&message) => unavailable(message),
+        ServiceKind::AccessDenied => LlmError::Authentication { message },
+        ServiceKind::Model(Some(529)) => LlmError::Overloaded,
+        ServiceKind::Model(Some(429)) => LlmError::RateLimited { retry_after: None },
+        ServiceKind::Model(Some(code)) => LlmError::Api {
+            status: u16::try_from(code).unwrap_or(status),
+            message,
+        },
+        ServiceKind::Model(None) => LlmError::Api { status, message },
+        ServiceKind::Other if error.code() == Some("ServiceQuotaExceededException") => {
             LlmError::RateLimited { retry_after: None }
         }
-        _ => LlmError::Api { status, message },
+        ServiceKind::Other => LlmError::Api { status, message },
     }
 }
 

@@ -13,7 +13,8 @@ use crate::wire::{CreateRequest, CreateResponse};
 /// settings) travels in the request, so clients stay interchangeable and trivially faked.
 #[async_trait]
 pub trait LlmClient: Send + Sync {
-    /// Sends one request and returns the model's complete (non-streamed) response.
+    /// Sends one request and returns the model's complete response (the real clients stream
+    /// it and hand back the assembled whole, the same as a non-streamed call would).
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError>;
 }
 

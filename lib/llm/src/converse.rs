@@ -16,6 +16,7 @@
 //! What a model does not take is left out of every request (and named once at start-up by the
 //! caller, from [`ConverseFeatures::dropped`]).
 
+#[cfg(test)]
 use aws_sdk_bedrockruntime::operation::converse::ConverseOutput as SdkConverseOutput;
 use aws_sdk_bedrockruntime::primitives::Blob;
 use aws_sdk_bedrockruntime::types as bt;
@@ -347,14 +348,41 @@ fn image_block(source: &ImageSource) -> Result<Option<bt::ImageBlock>, LlmError>
         .map_err(build_error)
 }
 
-/// The response for a Converse answer. `id` names the call (Converse has no message id).
+/// The response for a whole (non-streamed) Converse answer. `id` names the call (Converse has
+/// no message id). The client streams; this is the reference its streamed assembly is tested
+/// against.
+#[cfg(test)]
 pub(crate) fn from_converse(
     output: SdkConverseOutput,
     model: &str,
     id: String,
 ) -> Result<CreateResponse, LlmError> {
-    let provider_stop = output.stop_reason().as_str().to_owned();
-    let stop_reason = match output.stop_reason() {
+    let content = match &output.output {
+        Some(bt::ConverseOutput::Message(message)) => {
+            Some(message.content.iter().map(from_block).collect())
+        }
+        _ => None,
+    };
+    from_parts(
+        &output.stop_reason,
+        content,
+        output.usage.as_ref(),
+        model,
+        id,
+    )
+}
+
+/// The response from the parts of a Converse answer, whether it came whole or streamed
+/// (`content` is `None` when the answer had no message).
+pub(crate) fn from_parts(
+    provider_stop_reason: &bt::StopReason,
+    content: Option<Vec<ContentBlock>>,
+    usage: Option<&bt::TokenUsage>,
+    model: &str,
+    id: String,
+) -> Result<CreateResponse, LlmError> {
+    let provider_stop = provider_stop_reason.as_str().to_owned();
+    let stop_reason = match provider_stop_reason {
         bt::StopReason::EndTurn => StopReason::EndTurn,
         bt::StopReason::ToolUse => StopReason::ToolUse,
         bt::StopReason::MaxTokens => StopReason::MaxTokens,
@@ -374,14 +402,12 @@ pub(crate) fn from_converse(
         }
         other => StopReason::Unknown(other.as_str().to_owned()),
     };
-    let Some(bt::ConverseOutput::Message(message)) = output.output else {
+    let Some(content) = content else {
         return Err(LlmError::MalformedResponse {
             message: format!("the Converse answer has no message (stop reason {provider_stop})"),
         });
     };
-    let content = message.content.iter().map(from_block).collect();
-    let usage = output
-        .usage
+    let usage = usage
         .map(|usage| Usage {
             input_tokens: count(usage.input_tokens),
             output_tokens: count(usage.output_tokens),
@@ -414,7 +440,7 @@ fn count(tokens: i32) -> u64 {
 
 /// One Converse content block as a Messages block. Blocks Steward has no use for are kept as
 /// unknown blocks naming their kind (and are left out when the history is sent back).
-fn from_block(block: &bt::ContentBlock) -> ContentBlock {
+pub(crate) fn from_block(block: &bt::ContentBlock) -> ContentBlock {
     match block {
         bt::ContentBlock::Text(text) => ContentBlock::text(text.clone()),
         bt::ContentBlock::ToolUse(call) => ContentBlock::tool_use(
@@ -443,11 +469,16 @@ fn from_block(block: &bt::ContentBlock) -> ContentBlock {
                 .filter_map(|part| part.as_text().ok().map(String::as_str))
                 .collect::<String>(),
         ),
-        other => ContentBlock::Unknown(json!({
-            "type": "converse_unsupported",
-            "kind": block_kind(other),
-        })),
+        other => unsupported_block(block_kind(other)),
     }
+}
+
+/// The stand-in for a Converse block Steward has no use for, naming its kind.
+pub(crate) fn unsupported_block(kind: &str) -> ContentBlock {
+    ContentBlock::Unknown(json!({
+        "type": "converse_unsupported",
+        "kind": kind,
+    }))
 }
 
 fn block_kind(block: &bt::ContentBlock) -> &'static str {

@@ -1,19 +1,32 @@
-//! The Claude API client: `POST {base}/v1/messages` over reqwest (rustls).
+//! The Claude API client: `POST {base}/v1/messages` over reqwest (rustls), streamed.
+//!
+//! Every call asks for a streamed answer (`"stream": true`, server-sent events) and assembles
+//! it ([`crate::messages_stream`]) into the same [`CreateResponse`] a non-streamed call returns.
+//! Streaming lets a stall be told apart from a long answer: the call fails with
+//! [`LlmError::Timeout`] when no bytes arrive for the idle timeout
+//! ([`MODEL_STREAM_IDLE_SECS`]), while an answer that keeps arriving may run up to the ceiling
+//! sized to its output budget ([`model_call_timeout`]). A success body sent as plain JSON (a
+//! proxy that does not stream) is read as the whole answer, under the same timeouts.
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sse_stream::SseStream;
 
 use crate::client::LlmClient;
 use crate::error::LlmError;
 use crate::error::body_snippet;
 use crate::limits::{
-    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, model_call_timeout,
+    ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BASE_URL, HTTP_CONNECT_TIMEOUT_SECS,
+    MODEL_RETRY_BACKOFF_MILLIS, MODEL_START_SECS, MODEL_STREAM_IDLE_SECS, model_call_timeout,
 };
-use crate::retry::with_one_retry;
+use crate::messages_stream::{Assembler, Progress};
+use crate::retry::{Failed, with_one_retry_unless_started};
 use crate::wire::{CreateRequest, CreateResponse};
 
 /// An Anthropic API key. Its `Debug` never shows the key, so it cannot leak into a log.
@@ -49,9 +62,12 @@ pub struct AnthropicConfig {
     pub base_url: String,
     /// Values for the `anthropic-beta` header; none means no header.
     pub betas: Vec<String>,
-    /// How long one attempt may take; `None` (the default) sizes each call's timeout to its
+    /// The ceiling on one whole attempt; `None` (the default) sizes it to each call's
     /// `max_tokens` ([`model_call_timeout`]).
     pub timeout: Option<Duration>,
+    /// The longest silence allowed between two chunks of a streamed answer (default
+    /// [`MODEL_STREAM_IDLE_SECS`]).
+    pub idle_timeout: Duration,
     /// The pause before the single retry (default [`MODEL_RETRY_BACKOFF_MILLIS`]).
     pub retry_backoff: Duration,
 }
@@ -64,6 +80,7 @@ impl AnthropicConfig {
             base_url: DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
             betas: Vec::new(),
             timeout: None,
+            idle_timeout: Duration::from_secs(MODEL_STREAM_IDLE_SECS),
             retry_backoff: Duration::from_millis(MODEL_RETRY_BACKOFF_MILLIS),
         }
     }
@@ -80,9 +97,16 @@ impl AnthropicConfig {
         self
     }
 
-    /// Uses a fixed per-attempt timeout instead of one sized to each call's output budget.
+    /// Uses a fixed ceiling per attempt instead of one sized to each call's output budget.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Uses another idle timeout between the chunks of a streamed answer (tests use a short
+    /// one).
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
         self
     }
 
@@ -93,14 +117,36 @@ impl AnthropicConfig {
     }
 }
 
-/// The Claude Messages API over HTTPS, with one retry on a 5xx or overload and a timeout sized
-/// to each call's output budget.
+/// The Claude Messages API over HTTPS, streamed, with one retry on a 5xx or overload before any
+/// output, an idle timeout between chunks and a ceiling sized to each call's output budget.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
     http: reqwest::Client,
     endpoint: String,
     timeout: Option<Duration>,
+    idle_timeout: Duration,
     retry_backoff: Duration,
+}
+
+/// The request body: the request's own fields, byte for byte as the non-streaming body had
+/// them, then `"stream":true`. The prompt cache keys on the prompt's content, and the
+/// stored transcript holds answers, not request bytes, so neither changes.
+#[derive(Serialize)]
+struct StreamedRequest<'a> {
+    #[serde(flatten)]
+    request: &'a CreateRequest,
+    stream: bool,
+}
+
+/// Why reading a streamed body stopped early; carried through the SSE parser as its body error.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// No chunk arrived within the idle timeout.
+    #[error("no data for {0:?}")]
+    Idle(Duration),
+    /// The connection failed mid-body.
+    #[error(transparent)]
+    Transport(#[from] reqwest::Error),
 }
 
 impl AnthropicClient {
@@ -131,6 +177,7 @@ impl AnthropicClient {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let http = reqwest::Client::builder()
             .default_headers(headers)
+            .connect_timeout(Duration::from_secs(HTTP_CONNECT_TIMEOUT_SECS))
             .build()
             .map_err(|error| {
                 LlmError::Configuration(format!("could not start the HTTP client: {error}"))
@@ -146,49 +193,160 @@ impl AnthropicClient {
             http,
             endpoint,
             timeout: config.timeout,
+            idle_timeout: config.idle_timeout,
             retry_backoff: config.retry_backoff,
         })
     }
 
-    async fn attempt(&self, body: &[u8], timeout: Duration) -> Result<CreateResponse, LlmError> {
+    /// One attempt under its ceiling. A failure is retryable only when nothing of the answer
+    /// had been streamed yet: once output started, it is being billed.
+    async fn attempt(&self, body: &[u8], ceiling: Duration) -> Result<CreateResponse, Failed> {
+        let mut assembler = Assembler::default();
+        let outcome = tokio::time::timeout(ceiling, self.exchange(body, &mut assembler)).await;
+        match outcome {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => Err(Failed {
+                retryable: error.is_retryable() && !assembler.output_started(),
+                error,
+            }),
+            Err(_) => Err(Failed::from(LlmError::Timeout)),
+        }
+    }
+
+    async fn exchange(
+        &self,
+        body: &[u8],
+        assembler: &mut Assembler,
+    ) -> Result<CreateResponse, LlmError> {
         let started = Instant::now();
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .timeout(timeout)
-            .body(body.to_vec())
-            .send()
+        // Until the answer's headers arrive: the provider queues and reads the prompt.
+        let send = self.http.post(&self.endpoint).body(body.to_vec()).send();
+        let response = tokio::time::timeout(Duration::from_secs(MODEL_START_SECS), send)
             .await
+            .map_err(|_| LlmError::Timeout)?
             .map_err(transport_error)?;
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let bytes = response.bytes().await.map_err(transport_error)?;
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().starts_with("application/json"));
         tracing::debug!(
             status,
             elapsed_ms = started.elapsed().as_millis() as u64,
-            "model call answered"
+            "model call answering"
         );
-        if (200..300).contains(&status) {
-            serde_json::from_slice(&bytes).map_err(|error| LlmError::MalformedResponse {
-                message: format!("{error}; the body starts: {}", body_snippet(&bytes)),
-            })
-        } else {
-            Err(status_error(status, retry_after, &bytes))
+        if !(200..300).contains(&status) {
+            let bytes = self.read_whole(response).await?;
+            return Err(status_error(status, retry_after, &bytes));
         }
+        if is_json {
+            let bytes = self.read_whole(response).await?;
+            return serde_json::from_slice(&bytes).map_err(|error| LlmError::MalformedResponse {
+                message: format!("{error}; the body starts: {}", body_snippet(&bytes)),
+            });
+        }
+        let idle = self.idle_timeout;
+        let chunks = futures::stream::unfold(Some(response), move |state| async move {
+            let mut response = state?;
+            match tokio::time::timeout(idle, response.chunk()).await {
+                Err(_) => Some((Err(ReadError::Idle(idle)), None)),
+                Ok(Err(error)) => Some((Err(ReadError::Transport(error)), None)),
+                Ok(Ok(Some(bytes))) => Some((Ok(bytes), Some(response))),
+                Ok(Ok(None)) => None,
+            }
+        });
+        let mut events = std::pin::pin!(SseStream::from_bytes_stream(chunks));
+        while let Some(event) = events.next().await {
+            let event = event.map_err(sse_error)?;
+            // An event without data (a comment, a bare `retry:`) carries nothing.
+            let Some(data) = event.data else { continue };
+            if assembler.event(&data, stream_error)? == Progress::Done {
+                break;
+            }
+        }
+        let response = std::mem::take(assembler).finish()?;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "model call streamed"
+        );
+        Ok(response)
+    }
+
+    /// A whole (error or unstreamed) body, each chunk within the idle timeout.
+    async fn read_whole(&self, mut response: reqwest::Response) -> Result<Vec<u8>, LlmError> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = tokio::time::timeout(self.idle_timeout, response.chunk())
+            .await
+            .map_err(|_| LlmError::Timeout)?
+            .map_err(transport_error)?
+        {
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
     }
 }
 
 #[async_trait]
 impl LlmClient for AnthropicClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
-        let body = serde_json::to_vec(request).map_err(|error| LlmError::InvalidRequest {
+        let body = serde_json::to_vec(&StreamedRequest {
+            request,
+            stream: true,
+        })
+        .map_err(|error| LlmError::InvalidRequest {
             message: format!("could not encode the request: {error}"),
             kind: crate::error::InvalidKind::Other,
         })?;
-        let timeout = self
+        let ceiling = self
             .timeout
             .unwrap_or_else(|| model_call_timeout(request.max_tokens));
-        with_one_retry(self.retry_backoff, || self.attempt(&body, timeout)).await
+        with_one_retry_unless_started(self.retry_backoff, || self.attempt(&body, ceiling)).await
+    }
+}
+
+/// A failure of the event-stream parser: an idle stall or a broken connection underneath, or
+/// bytes that are not server-sent events.
+fn sse_error(error: sse_stream::Error) -> LlmError {
+    match error {
+        sse_stream::Error::Body(inner) => match inner.downcast::<ReadError>() {
+            Ok(read) => match *read {
+                ReadError::Idle(_) => LlmError::Timeout,
+                ReadError::Transport(error) => transport_error(error),
+            },
+            Err(other) => LlmError::Transport(other.to_string()),
+        },
+        other => LlmError::MalformedResponse {
+            message: format!("the answer is not a valid event stream: {other}"),
+        },
+    }
+}
+
+/// A streamed `error` event, as the same error its HTTP status would have given.
+fn stream_error(event: &Value) -> LlmError {
+    let kind = event["error"]["type"].as_str().unwrap_or_default();
+    let message = event["error"]["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| body_snippet(event.to_string().as_bytes()));
+    classify(kind, status_of_kind(kind), None, message)
+}
+
+/// The HTTP status the API uses for each error type (its documented pairs), for errors that
+/// arrive inside a stream, after the 200.
+fn status_of_kind(kind: &str) -> u16 {
+    match kind {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        // `api_error` and anything new: an internal error on the provider's side.
+        _ => 500,
     }
 }
 
@@ -241,7 +399,12 @@ fn status_error(status: u16, retry_after: Option<Duration>, body: &[u8]) -> LlmE
         Ok(envelope) => (envelope.error.kind, envelope.error.message),
         Err(_) => (String::new(), body_snippet(body)),
     };
-    match (kind.as_str(), status) {
+    classify(&kind, status, retry_after, message)
+}
+
+/// The typed error for an API error type and status.
+fn classify(kind: &str, status: u16, retry_after: Option<Duration>, message: String) -> LlmError {
+    match (kind, status) {
         ("rate_limit_error", _) | (_, 429) => LlmError::RateLimited { retry_after },
         ("overloaded_error", _) | (_, 529) => LlmError::Overloaded,
         ("authentication_error" | "permission_error", _) | (_, 401 | 403) => {

@@ -3,10 +3,11 @@
 //! - [`LlmClient`] (`client`): the one-method seam the harness depends on.
 //! - `wire`: the Anthropic Messages API types, lossless on replay and deterministic to
 //!   serialize, plus [`text_of`], [`tool_uses`] and [`strip_reasoning`].
-//! - [`AnthropicClient`] (`http`): the Claude API over HTTPS.
+//! - [`AnthropicClient`] (`http`): the Claude API over HTTPS, streamed; `messages_stream`
+//!   assembles its server-sent events into the non-streamed response.
 //! - [`BedrockClient`] (`bedrock`): any model on Amazon Bedrock through the Converse API, with
-//!   IAM credentials; `converse` maps requests and responses and knows what each model family
-//!   takes ([`ConverseFeatures`]).
+//!   IAM credentials, streamed; `converse` maps requests and responses and knows what each model
+//!   family takes ([`ConverseFeatures`]); `converse_stream` assembles the streamed events.
 //! - [`OpenAiClient`] (`openai`): any OpenAI-compatible server through Chat Completions;
 //!   `chat_completions` holds the wire format and its mapping.
 //! - [`ScriptedClient`] (`scripted`): a canned script for tests, recording every request.
@@ -26,16 +27,22 @@ pub mod choice;
 pub mod client;
 #[cfg(feature = "bedrock")]
 pub mod converse;
+#[cfg(feature = "bedrock")]
+mod converse_stream;
 pub mod error;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+#[cfg(feature = "http")]
+mod messages_stream;
 #[cfg(feature = "http")]
 pub mod openai;
 pub mod replay;
 #[cfg(any(feature = "http", feature = "bedrock"))]
 mod retry;
 pub mod scripted;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod wire;
 
 #[cfg(feature = "bedrock")]
@@ -50,7 +57,7 @@ pub use error::{InvalidKind, LlmError};
 pub use http::{AnthropicClient, AnthropicConfig, ApiKey};
 pub use limits::{
     DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_OUTPUT_TOKENS_PER_SEC_MIN,
-    MODEL_START_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
+    MODEL_START_SECS, MODEL_STREAM_IDLE_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
 };
 #[cfg(feature = "http")]
 pub use openai::{OpenAiClient, OpenAiConfig};

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 /// Seconds a model call may take before its first output: queueing at the provider, reading a
-/// long prompt, starting to reason. Part of [`model_call_timeout`].
+/// long prompt, starting to reason. Part of [`model_call_timeout`], and the wait for a streamed
+/// answer's headers.
 pub const MODEL_START_SECS: u64 = 60;
 
 /// The slowest output a model call is allowed, in tokens per second. Current models write
@@ -11,20 +12,48 @@ pub const MODEL_START_SECS: u64 = 60;
 /// [`model_call_timeout`].
 pub const MODEL_OUTPUT_TOKENS_PER_SEC_MIN: u64 = 40;
 
-/// How long one model call asking for up to `max_tokens` output tokens may take before it
-/// counts as a timeout: [`MODEL_START_SECS`] plus `max_tokens` at
+/// The ceiling on one model call asking for up to `max_tokens` output tokens, however steadily
+/// its answer streams: [`MODEL_START_SECS`] plus `max_tokens` at
 /// [`MODEL_OUTPUT_TOKENS_PER_SEC_MIN`] (460 s for [`OUTPUT_TOKENS_MAX`]).
 ///
 /// A fixed short timeout cut off long answers that were still being written, and the retry of
-/// the same request was cut off again: two billed generations and no answer. Sized to the
-/// output budget, a call that times out is one that stalled, and a timed-out call is never
-/// retried ([`crate::LlmError::is_retryable`]). Clients use a fixed timeout instead only when
-/// their config sets one (tests).
+/// the same request was cut off again: two billed generations and no answer. Answers stream, so
+/// a stall is caught much sooner by the idle timeout ([`MODEL_STREAM_IDLE_SECS`]); this ceiling
+/// only bounds an answer that keeps coming, and a timed-out call is never retried
+/// ([`crate::LlmError::is_retryable`]). Clients use a fixed ceiling instead only when their
+/// config sets one (tests).
 pub fn model_call_timeout(max_tokens: u32) -> Duration {
     Duration::from_secs(
         MODEL_START_SECS + u64::from(max_tokens).div_ceil(MODEL_OUTPUT_TOKENS_PER_SEC_MIN),
     )
 }
+
+/// The longest silence, in seconds, between two chunks of a streamed model answer before the
+/// call counts as stalled ([`crate::LlmError::Timeout`]).
+///
+/// A healthy stream is rarely quiet for long: text, reasoning and tool input arrive as many
+/// small deltas, and the Claude API sends `ping` events through quiet stretches. The longest
+/// honest silence is reasoning whose text is not shown (omitted or redacted thinking), which
+/// streams nothing until its signature; 60 s covers a few thousand reasoning tokens at a loaded
+/// provider's pace. A stalled connection still fails within a minute instead of holding the
+/// turn until the ceiling ([`model_call_timeout`], 460 s for the full output budget).
+pub const MODEL_STREAM_IDLE_SECS: u64 = 60;
+
+/// Seconds to open a TCP+TLS connection to a model provider (both HTTP clients).
+///
+/// A handshake takes milliseconds; 10 s rides out a slow DNS answer or one lost SYN, and an
+/// unreachable provider is reported quickly as a transport error.
+pub const HTTP_CONNECT_TIMEOUT_SECS: u64 = 10;
+
+/// The longest silence, in seconds, on an OpenAI-compatible server's connection (reqwest's
+/// read timeout, reset by every read).
+///
+/// That client does not stream, so the server sends nothing until the whole answer is
+/// written: a read may legitimately wait as long as the ceiling for Steward's output budget
+/// ([`model_call_timeout`] of [`OUTPUT_TOKENS_MAX`], 460 s). It is a backstop for a connection
+/// that went silent; each call's own ceiling is usually the tighter bound.
+pub const OPENAI_READ_TIMEOUT_SECS: u64 =
+    MODEL_START_SECS + (OUTPUT_TOKENS_MAX as u64).div_ceil(MODEL_OUTPUT_TOKENS_PER_SEC_MIN);
 
 /// How many times a model call is retried after a transient failure (5xx, overloaded).
 ///

@@ -1,6 +1,8 @@
 //! Any OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio, LiteLLM, hosted compatible
 //! APIs): `POST {base}/chat/completions` over reqwest (rustls), non-streaming. The wire format
-//! and its mapping live in [`crate::chat_completions`].
+//! and its mapping live in [`crate::chat_completions`]. Each attempt is bounded by the ceiling
+//! sized to its output budget; the connection also has a connect timeout
+//! ([`HTTP_CONNECT_TIMEOUT_SECS`]) and a read timeout ([`OPENAI_READ_TIMEOUT_SECS`]).
 //!
 //! Tool arguments that are not a JSON object never reach the harness: the client shows the
 //! model its own call with the parser's error as the tool result and asks again, at most
@@ -19,8 +21,8 @@ use crate::error::body_snippet;
 use crate::error::{InvalidKind, LlmError};
 use crate::http::{ApiKey, retry_after, transport_error};
 use crate::limits::{
-    DEFAULT_OPENAI_BASE_URL, MODEL_RETRY_BACKOFF_MILLIS, TOOL_ARGUMENT_CORRECTIONS_MAX,
-    model_call_timeout,
+    DEFAULT_OPENAI_BASE_URL, HTTP_CONNECT_TIMEOUT_SECS, MODEL_RETRY_BACKOFF_MILLIS,
+    OPENAI_READ_TIMEOUT_SECS, TOOL_ARGUMENT_CORRECTIONS_MAX, model_call_timeout,
 };
 use crate::retry::with_one_retry;
 use crate::wire::{CreateRequest, CreateResponse, Usage};
@@ -99,6 +101,8 @@ impl OpenAiClient {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let http = reqwest::Client::builder()
             .default_headers(headers)
+            .connect_timeout(Duration::from_secs(HTTP_CONNECT_TIMEOUT_SECS))
+            .read_timeout(Duration::from_secs(OPENAI_READ_TIMEOUT_SECS))
             .build()
             .map_err(|error| {
                 LlmError::Configuration(format!("could not start the HTTP client: {error}"))

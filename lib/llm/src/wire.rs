@@ -153,7 +153,8 @@ pub struct OutputConfig {
     pub effort: Option<Effort>,
 }
 
-/// A Messages API request (`POST /v1/messages`, non-streaming).
+/// A Messages API request (`POST /v1/messages`). The Claude API client adds `"stream": true`
+/// after these fields when it sends one; stored and compared requests never carry it.
 ///
 /// Optional fields are left out of the JSON when unset, so a request never carries a feature
 /// the caller did not ask for (a rejected optional feature can then be switched off cleanly).

@@ -116,10 +116,11 @@ fn plain_usage() -> Value {
 }
 
 fn text_answer(text: &str) -> Reply {
-    Reply::json(
-        200,
-        converse_answer(json!([{"text": text}]), "end_turn", plain_usage()),
-    )
+    Reply::converse_stream(&converse_answer(
+        json!([{"text": text}]),
+        "end_turn",
+        plain_usage(),
+    ))
 }
 
 /// A Bedrock service error: the type in `x-amzn-errortype`, the message in the body.
@@ -133,17 +134,14 @@ fn body(received: &support::Received) -> Value {
 
 #[tokio::test]
 async fn a_tool_round_trip_maps_every_block_and_signs_the_request() {
-    let server = FakeServer::start(vec![Reply::json(
-        200,
-        converse_answer(
+    let server = FakeServer::start(vec![Reply::converse_stream(&converse_answer(
             json!([
                 {"reasoningContent": {"reasoningText": {"text": "Rooms next.", "signature": "c2lnMg=="}}},
                 {"text": "Done. Shall I add rooms?"}
             ]),
             "end_turn",
             plain_usage(),
-        ),
-    )])
+        ))])
     .await;
     let client = client(&server, vec!["context-1m-2025-08-07".to_owned()]);
 
@@ -168,7 +166,7 @@ async fn a_tool_round_trip_maps_every_block_and_signs_the_request() {
     assert_eq!(sent.method, "POST");
     assert_eq!(
         sent.path,
-        "/model/global.anthropic.claude-sonnet-5-5/converse"
+        "/model/global.anthropic.claude-sonnet-5-5/converse-stream"
     );
     let authorization = sent.headers["authorization"].to_str().expect("ascii");
     assert!(
@@ -215,9 +213,7 @@ async fn a_tool_round_trip_maps_every_block_and_signs_the_request() {
 
 #[tokio::test]
 async fn parallel_tool_calls_and_cached_usage_come_back_in_order() {
-    let server = FakeServer::start(vec![Reply::json(
-        200,
-        converse_answer(
+    let server = FakeServer::start(vec![Reply::converse_stream(&converse_answer(
             json!([
                 {"text": "Adding both rooms."},
                 {"toolUse": {"toolUseId": "tooluse_a", "name": "add_room", "input": {"name": "Main Hall", "capacity": 200}}},
@@ -226,8 +222,7 @@ async fn parallel_tool_calls_and_cached_usage_come_back_in_order() {
             "tool_use",
             json!({"inputTokens": 12, "outputTokens": 80, "totalTokens": 5092,
                    "cacheReadInputTokens": 4000, "cacheWriteInputTokens": 1000}),
-        ),
-    )])
+        ))])
     .await;
     let response = client(&server, Vec::new())
         .create(&simple_request())
@@ -314,10 +309,11 @@ async fn every_stop_reason_is_mapped() {
         ("malformed_model_output", Err("malformed_model_output")),
     ];
     for (wire, expected) in cases {
-        let server = FakeServer::start(vec![Reply::json(
-            200,
-            converse_answer(json!([{"text": "Sorry."}]), wire, plain_usage()),
-        )])
+        let server = FakeServer::start(vec![Reply::converse_stream(&converse_answer(
+            json!([{"text": "Sorry."}]),
+            wire,
+            plain_usage(),
+        ))])
         .await;
         let outcome = client(&server, Vec::new()).create(&simple_request()).await;
         match (outcome, expected) {
@@ -473,11 +469,208 @@ async fn a_slow_answer_times_out() {
 
 #[tokio::test]
 async fn a_malformed_answer_is_a_clear_error() {
-    let server = FakeServer::start(vec![Reply::raw(200, "not json at all")]).await;
+    let server = FakeServer::start(vec![Reply::raw(200, "not an event stream at all")]).await;
     match client(&server, Vec::new()).create(&simple_request()).await {
         Err(LlmError::MalformedResponse { message }) => {
-            assert!(message.contains("not json at all"), "{message}")
+            assert!(message.contains("unexpected end of stream"), "{message}")
         }
         other => panic!("expected a malformed-response error, got {other:?}"),
     }
+}
+
+/// The events of a tool-calling answer, as frames.
+fn tool_answer() -> Value {
+    converse_answer(
+        json!([
+            {"reasoningContent": {"reasoningText": {"text": "Two rooms to add.", "signature": "c2lnMw=="}}},
+            {"text": "Adding both rooms."},
+            {"toolUse": {"toolUseId": "tooluse_a", "name": "add_room", "input": {"name": "Main Hall", "capacity": 200}}}
+        ]),
+        "tool_use",
+        json!({"inputTokens": 12, "outputTokens": 80, "totalTokens": 5092,
+               "cacheReadInputTokens": 4000, "cacheWriteInputTokens": 1000}),
+    )
+}
+
+fn frames(answer: &Value) -> Vec<Vec<u8>> {
+    steward_llm::testing::converse_stream_events(answer)
+        .into_iter()
+        .map(|(kind, payload)| steward_llm::testing::event_frame(kind, &payload))
+        .collect()
+}
+
+fn paced_client(server: &FakeServer, idle: Duration) -> BedrockClient {
+    BedrockClient::with_config(
+        &sdk_config(server),
+        BedrockConfig {
+            timeout: Some(Duration::from_secs(60)),
+            idle_timeout: idle,
+            retry_backoff: Duration::ZERO,
+            ..BedrockConfig::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_stream_outlasts_the_idle_timeout() {
+    // Each event 120 ms after the last: every gap well inside the 400 ms idle timeout, the
+    // whole answer several times longer than it.
+    let paced: Vec<(Duration, Vec<u8>)> = frames(&tool_answer())
+        .into_iter()
+        .map(|frame| (Duration::from_millis(120), frame))
+        .collect();
+    assert!(paced.len() >= 10, "{} events", paced.len());
+    let server = FakeServer::start(vec![Reply::event_stream(paced)]).await;
+    let response = paced_client(&server, Duration::from_millis(400))
+        .create(&simple_request())
+        .await
+        .expect("answered");
+    assert_eq!(
+        response.content,
+        vec![
+            ContentBlock::thinking("Two rooms to add.", "c2lnMw=="),
+            ContentBlock::text("Adding both rooms."),
+            ContentBlock::tool_use(
+                "tooluse_a",
+                "add_room",
+                json!({"name": "Main Hall", "capacity": 200})
+            ),
+        ]
+    );
+    assert_eq!(response.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(response.usage.cache_read_input_tokens, 4000);
+    assert_eq!(response.usage.cache_creation_input_tokens, 1000);
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_is_an_idle_timeout_and_not_retried() {
+    let all = frames(&tool_answer());
+    let (first, rest) = all.split_at(all.len() / 2);
+    // Half the answer, then 20 s of silence: far beyond the 300 ms idle timeout, far inside
+    // the 60 s ceiling (with only the ceiling the answer would arrive and this would fail).
+    let mut paced: Vec<(Duration, Vec<u8>)> = first
+        .iter()
+        .map(|frame| (Duration::from_millis(20), frame.clone()))
+        .collect();
+    paced.push((Duration::from_secs(20), rest.concat()));
+    let server = FakeServer::start(vec![
+        Reply::event_stream(paced),
+        Reply::converse_stream(&tool_answer()),
+    ])
+    .await;
+    assert_eq!(
+        paced_client(&server, Duration::from_millis(300))
+            .create(&simple_request())
+            .await,
+        Err(LlmError::Timeout)
+    );
+    assert_eq!(
+        server.received().len(),
+        1,
+        "a stalled answer is never paid twice"
+    );
+}
+
+/// A streamed answer cut by an exception after its first `cut` events.
+fn excepting(cut: usize, kind: &str, payload: Value) -> Reply {
+    let mut sent: Vec<Vec<u8>> = frames(&tool_answer());
+    sent.truncate(cut);
+    sent.push(steward_llm::testing::exception_frame(kind, &payload));
+    Reply::event_stream(vec![(Duration::ZERO, sent.concat())])
+}
+
+#[tokio::test]
+async fn an_exception_mid_stream_maps_like_its_status_and_is_retried_only_before_output() {
+    // Unavailable right after messageStart: nothing generated yet, retried once.
+    let server = FakeServer::start(vec![
+        excepting(
+            1,
+            "serviceUnavailableException",
+            json!({"message": "Service unavailable"}),
+        ),
+        Reply::converse_stream(&tool_answer()),
+    ])
+    .await;
+    let response = client(&server, Vec::new())
+        .create(&simple_request())
+        .await
+        .expect("retried");
+    assert_eq!(response.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(server.received().len(), 2);
+
+    // The same after the first block began: output is being billed, so no retry.
+    let server = FakeServer::start(vec![
+        excepting(
+            2,
+            "serviceUnavailableException",
+            json!({"message": "Service unavailable"}),
+        ),
+        Reply::converse_stream(&tool_answer()),
+    ])
+    .await;
+    assert_eq!(
+        client(&server, Vec::new()).create(&simple_request()).await,
+        Err(LlmError::Overloaded)
+    );
+    assert_eq!(server.received().len(), 1);
+
+    let cases = [
+        (
+            "throttlingException",
+            json!({"message": "Too many tokens"}),
+            LlmError::RateLimited { retry_after: None },
+        ),
+        (
+            "modelStreamErrorException",
+            json!({"message": "Overloaded", "originalStatusCode": 529, "originalMessage": "Overloaded"}),
+            LlmError::Overloaded,
+        ),
+        (
+            "validationException",
+            json!({"message": "Input is too long for requested model."}),
+            LlmError::ContextWindowExceeded {
+                message: "Input is too long for requested model.".to_owned(),
+            },
+        ),
+        (
+            "internalServerException",
+            json!({"message": "Internal error"}),
+            LlmError::Api {
+                status: 500,
+                message: "Internal error".to_owned(),
+            },
+        ),
+    ];
+    for (kind, payload, expected) in cases {
+        let server = FakeServer::start(vec![
+            excepting(3, kind, payload),
+            Reply::converse_stream(&tool_answer()),
+        ])
+        .await;
+        assert_eq!(
+            client(&server, Vec::new()).create(&simple_request()).await,
+            Err(expected),
+            "{kind}"
+        );
+        assert_eq!(server.received().len(), 1, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_short_is_a_clear_error() {
+    let mut sent = frames(&tool_answer());
+    sent.truncate(sent.len() - 2);
+    let server = FakeServer::start(vec![Reply::event_stream(vec![(
+        Duration::ZERO,
+        sent.concat(),
+    )])])
+    .await;
+    match client(&server, Vec::new()).create(&simple_request()).await {
+        Err(LlmError::MalformedResponse { message }) => {
+            assert!(message.contains("without messageStop"), "{message}")
+        }
+        other => panic!("expected a malformed-response error, got {other:?}"),
+    }
+    assert_eq!(server.received().len(), 1);
 }

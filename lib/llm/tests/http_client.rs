@@ -4,12 +4,12 @@ mod support;
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use steward_llm::{
-    AnthropicClient, AnthropicConfig, CreateRequest, Effort, InvalidKind, LlmClient, LlmError,
-    Message, OutputConfig, StopReason, SystemBlock, ThinkingConfig, text_of,
+    AnthropicClient, AnthropicConfig, CreateRequest, CreateResponse, Effort, InvalidKind,
+    LlmClient, LlmError, Message, OutputConfig, StopReason, SystemBlock, ThinkingConfig, text_of,
 };
-use support::{FakeServer, Reply, api_error, api_response};
+use support::{FakeServer, Reply, api_error, api_response, sse, stream_events, tool_use_response};
 
 const KEY: &str = "sk-ant-test-key";
 
@@ -44,7 +44,7 @@ fn client_with(
 
 #[tokio::test]
 async fn sends_the_headers_and_the_exact_body_and_parses_the_answer() {
-    let server = FakeServer::start(vec![Reply::json(200, api_response())]).await;
+    let server = FakeServer::start(vec![Reply::streamed(&api_response())]).await;
     let client = client_with(&server, |config| {
         config.with_betas(vec![
             "context-1m-2025-08-07".to_owned(),
@@ -69,11 +69,17 @@ async fn sends_the_headers_and_the_exact_body_and_parses_the_answer() {
         "context-1m-2025-08-07,effort-2025-11-24"
     );
     assert_eq!(sent.headers["content-type"], "application/json");
+    // The request's own bytes, unchanged (the prompt-cache prefix stays byte-stable), then
+    // the streaming switch.
+    let mut expected = serde_json::to_vec(&request()).expect("json");
+    expected.pop();
+    expected.extend_from_slice(br#","stream":true}"#);
     assert_eq!(
-        sent.body.as_ref(),
-        serde_json::to_vec(&request()).expect("json").as_slice()
+        String::from_utf8_lossy(&sent.body),
+        String::from_utf8_lossy(&expected)
     );
     let body: serde_json::Value = serde_json::from_slice(&sent.body).expect("json body");
+    assert_eq!(body["stream"], true);
     assert_eq!(body["model"], "claude-sonnet-5-5");
     assert_eq!(body["max_tokens"], 16_000);
     assert_eq!(body["thinking"], json!({"type": "adaptive"}));
@@ -86,7 +92,7 @@ async fn sends_the_headers_and_the_exact_body_and_parses_the_answer() {
 
 #[tokio::test]
 async fn sends_no_beta_header_without_betas_and_accepts_a_trailing_slash() {
-    let server = FakeServer::start(vec![Reply::json(200, api_response())]).await;
+    let server = FakeServer::start(vec![Reply::streamed(&api_response())]).await;
     let client = client_with(&server, |config| {
         config.with_base_url(format!("{}/", server.base_url()))
     });
@@ -100,7 +106,7 @@ async fn sends_no_beta_header_without_betas_and_accepts_a_trailing_slash() {
 async fn retries_once_after_an_overload_then_succeeds() {
     let server = FakeServer::start(vec![
         Reply::json(529, api_error("overloaded_error", "Overloaded")),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()),
     ])
     .await;
     let response = client(&server)
@@ -119,8 +125,8 @@ async fn retries_once_after_an_overload_then_succeeds() {
 #[tokio::test]
 async fn a_timeout_is_not_retried_so_the_answer_is_never_paid_twice() {
     let server = FakeServer::start(vec![
-        Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()).delayed(Duration::from_secs(3)),
+        Reply::streamed(&api_response()),
     ])
     .await;
     let client = client_with(&server, |config| {
@@ -135,7 +141,7 @@ async fn a_slow_but_steady_answer_within_its_budget_is_not_cut_off() {
     // Without a fixed timeout the call's timeout is sized to its max_tokens (minutes), so an
     // answer that takes seconds arrives; the old fixed 60 s would have been the only bound.
     let server = FakeServer::start(vec![
-        Reply::json(200, api_response()).delayed(Duration::from_millis(1_500)),
+        Reply::streamed(&api_response()).delayed(Duration::from_millis(1_500)),
     ])
     .await;
     let client = AnthropicClient::new(
@@ -154,7 +160,7 @@ async fn never_retries_twice() {
     let server = FakeServer::start(vec![
         Reply::json(529, api_error("overloaded_error", "Overloaded")),
         Reply::json(529, api_error("overloaded_error", "Overloaded")),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()),
     ])
     .await;
     assert_eq!(
@@ -166,7 +172,7 @@ async fn never_retries_twice() {
     let server = FakeServer::start(vec![
         Reply::json(500, api_error("api_error", "Internal server error")),
         Reply::raw(503, "upstream unavailable"),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()),
     ])
     .await;
     assert_eq!(
@@ -179,9 +185,9 @@ async fn never_retries_twice() {
     assert_eq!(server.received().len(), 2);
 
     let server = FakeServer::start(vec![
-        Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
-        Reply::json(200, api_response()).delayed(Duration::from_secs(3)),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()).delayed(Duration::from_secs(3)),
+        Reply::streamed(&api_response()).delayed(Duration::from_secs(3)),
+        Reply::streamed(&api_response()),
     ])
     .await;
     let client = client_with(&server, |config| {
@@ -202,7 +208,7 @@ async fn a_rate_limit_carries_retry_after_and_is_not_retried() {
             ),
         )
         .header("retry-after", "7"),
-        Reply::json(200, api_response()),
+        Reply::streamed(&api_response()),
     ])
     .await;
     assert_eq!(
@@ -294,9 +300,21 @@ async fn a_full_context_window_is_recognised() {
 }
 
 #[tokio::test]
+async fn an_unstreamed_json_answer_is_read_whole() {
+    // A proxy that ignores `stream` and answers with the whole message as JSON.
+    let server = FakeServer::start(vec![Reply::json(200, api_response())]).await;
+    let response = client(&server).create(&request()).await.expect("answer");
+    let whole: CreateResponse = serde_json::from_value(api_response()).expect("answer");
+    assert_eq!(response, whole);
+}
+
+#[tokio::test]
 async fn a_malformed_success_body_is_a_clear_error() {
     for body in ["this is not json", r#"{"unexpected": "shape"}"#, ""] {
-        let server = FakeServer::start(vec![Reply::raw(200, body)]).await;
+        let server = FakeServer::start(vec![
+            Reply::raw(200, body).header("content-type", "application/json"),
+        ])
+        .await;
         match client(&server).create(&request()).await {
             Err(LlmError::MalformedResponse { message }) => {
                 assert!(message.contains("the body starts"), "{message}");
@@ -304,6 +322,168 @@ async fn a_malformed_success_body_is_a_clear_error() {
             other => panic!("expected a malformed-response error for {body:?}, got {other:?}"),
         }
         assert_eq!(server.received().len(), 1);
+    }
+}
+
+/// Each event of `events` as its own chunk, `pause` before each.
+fn paced(events: &[Value], pause: Duration) -> Vec<(Duration, String)> {
+    events
+        .iter()
+        .map(|event| (pause, sse(std::slice::from_ref(event))))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_stream_outlasts_the_idle_timeout() {
+    // 15 events 120 ms apart: every gap is well inside the 400 ms idle timeout, the whole
+    // answer takes several times longer than it.
+    let events = stream_events(&tool_use_response());
+    assert!(events.len() >= 12, "{} events", events.len());
+    let server = FakeServer::start(vec![Reply::stream(paced(
+        &events,
+        Duration::from_millis(120),
+    ))])
+    .await;
+    let client = client_with(&server, |config| {
+        config
+            .with_timeout(Duration::from_secs(60))
+            .with_idle_timeout(Duration::from_millis(400))
+    });
+
+    let streamed = client.create(&request()).await.expect("answered");
+
+    let whole: CreateResponse = serde_json::from_value(tool_use_response()).expect("answer");
+    assert_eq!(streamed, whole, "the same answer as the non-streaming call");
+    assert_eq!(streamed.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(streamed.usage.cache_read_input_tokens, 4000);
+    assert_eq!(streamed.usage.cache_creation_input_tokens, 300);
+    assert_eq!(streamed.usage.output_tokens, 96);
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_mid_answer_is_an_idle_timeout_and_not_retried() {
+    let events = stream_events(&tool_use_response());
+    let (first, rest) = events.split_at(events.len() / 2);
+    // Half the answer, then 20 s of silence before the rest: far beyond the 300 ms idle
+    // timeout, far inside the 60 s ceiling (if only the ceiling applied, the answer would
+    // arrive complete and this test would fail).
+    let mut chunks = paced(first, Duration::from_millis(20));
+    chunks.push((Duration::from_secs(20), sse(rest)));
+    let server = FakeServer::start(vec![
+        Reply::stream(chunks),
+        Reply::streamed(&tool_use_response()),
+    ])
+    .await;
+    let client = client_with(&server, |config| {
+        config
+            .with_timeout(Duration::from_secs(60))
+            .with_idle_timeout(Duration::from_millis(300))
+    });
+    assert_eq!(client.create(&request()).await, Err(LlmError::Timeout));
+    assert_eq!(
+        server.received().len(),
+        1,
+        "a stalled answer is never paid twice"
+    );
+}
+
+/// A streamed answer cut by an `error` event after the first `cut` events.
+fn erroring(cut: usize, kind: &str, message: &str) -> Reply {
+    let mut events = stream_events(&tool_use_response());
+    events.truncate(cut);
+    events.push(json!({"type": "error", "error": {"type": kind, "message": message}}));
+    Reply::stream(vec![(Duration::ZERO, sse(&events))])
+}
+
+#[tokio::test]
+async fn an_error_event_maps_like_its_status_and_is_retried_only_before_output() {
+    // Overloaded right after message_start (and a ping): nothing generated yet, retried once.
+    let server = FakeServer::start(vec![
+        erroring(2, "overloaded_error", "Overloaded"),
+        Reply::streamed(&tool_use_response()),
+    ])
+    .await;
+    let response = client(&server).create(&request()).await.expect("retried");
+    assert_eq!(response.id, "msg_tool");
+    assert_eq!(server.received().len(), 2);
+
+    // Overloaded after the first block started: output is being billed, so no retry.
+    let server = FakeServer::start(vec![
+        erroring(4, "overloaded_error", "Overloaded"),
+        Reply::streamed(&tool_use_response()),
+    ])
+    .await;
+    assert_eq!(
+        client(&server).create(&request()).await,
+        Err(LlmError::Overloaded)
+    );
+    assert_eq!(server.received().len(), 1);
+
+    for (kind, expected) in [
+        (
+            "rate_limit_error",
+            LlmError::RateLimited { retry_after: None },
+        ),
+        (
+            "authentication_error",
+            LlmError::Authentication {
+                message: "stream says no".to_owned(),
+            },
+        ),
+        ("timeout_error", LlmError::Timeout),
+    ] {
+        let server = FakeServer::start(vec![erroring(5, kind, "stream says no")]).await;
+        assert_eq!(
+            client(&server).create(&request()).await,
+            Err(expected),
+            "{kind}"
+        );
+        assert_eq!(server.received().len(), 1, "{kind}");
+    }
+    // An internal error mid-answer is a 5xx kind, but output had begun: not retried.
+    let server = FakeServer::start(vec![
+        erroring(5, "api_error", "Internal server error"),
+        Reply::streamed(&tool_use_response()),
+    ])
+    .await;
+    assert_eq!(
+        client(&server).create(&request()).await,
+        Err(LlmError::Api {
+            status: 500,
+            message: "Internal server error".to_owned()
+        })
+    );
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_malformed_or_cut_stream_is_a_clear_error() {
+    let events = stream_events(&tool_use_response());
+    let cut_short = sse(&events[..events.len() - 2]);
+    let mut bad_data = sse(&events[..3]);
+    bad_data.push_str("event: content_block_delta\ndata: {not json\n\n");
+    let cases = [
+        (cut_short, "without message_stop"),
+        (bad_data, "not JSON"),
+        (
+            "this line has no colon\n\n".to_owned(),
+            "not a valid event stream",
+        ),
+        (String::new(), "without message_start"),
+    ];
+    for (body, expected) in cases {
+        let server = FakeServer::start(vec![Reply::stream(vec![(Duration::ZERO, body)])]).await;
+        match client(&server).create(&request()).await {
+            Err(LlmError::MalformedResponse { message }) => {
+                assert!(
+                    message.contains(expected),
+                    "{expected:?} not in {message:?}"
+                )
+            }
+            other => panic!("expected a malformed response ({expected}), got {other:?}"),
+        }
+        assert_eq!(server.received().len(), 1, "never retried: {expected}");
     }
 }
 

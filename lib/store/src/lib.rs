@@ -9,6 +9,8 @@
 //!   (SQS FIFO, consumed by the agent Lambda). Both retry a failed message on one schedule
 //!   ([`REDELIVERY_SCHEDULE`]); [`MessageVisibility`] is how the agent applies it on SQS.
 
+#[cfg(any(feature = "dynamo", feature = "sqs"))]
+pub mod aws;
 mod clock;
 #[cfg(feature = "dynamo")]
 mod dynamo;

@@ -1,4 +1,4 @@
-//! Whole turns through the harness with each real model client (Bedrock Converse and an
+//! Whole turns through the harness with each real model client (Bedrock ConverseStream and an
 //! OpenAI-compatible server) talking to a fake provider on 127.0.0.1 that speaks its wire
 //! format: a parallel tool round with the events domain's real tools, the next turn on the
 //! stored rows, and the friendly lines for a refusal and a failure.
@@ -49,6 +49,19 @@ impl Fake {
                     .push((uri.path().to_owned(), body));
                 let next = state.replies.lock().unwrap().pop_front();
                 let (status, body) = next.unwrap_or((418, json!({"message": "no more replies"})));
+                // Bedrock's answers stream (`ConverseStream`): the same answer as event frames.
+                if status == 200 && uri.path().ends_with("/converse-stream") {
+                    let mut response: Response = (
+                        StatusCode::OK,
+                        steward_llm::testing::converse_stream_body(&body),
+                    )
+                        .into_response();
+                    response.headers_mut().insert(
+                        "content-type",
+                        "application/vnd.amazon.eventstream".parse().unwrap(),
+                    );
+                    return response;
+                }
                 let mut response: Response =
                     (StatusCode::from_u16(status).unwrap(), body.to_string()).into_response();
                 response

@@ -66,7 +66,7 @@ impl DynamoTable {
     /// A table with a client configured from the environment (credentials, region, and the
     /// standard `AWS_ENDPOINT_URL` for a local emulator).
     pub async fn from_env(table: impl Into<String>) -> Self {
-        let config = aws_config::load_from_env().await;
+        let config = crate::aws::load_sdk_config().await;
         Self::new(Client::new(&config), table)
     }
 

@@ -40,7 +40,7 @@ impl SqsQueue {
 
     /// A queue with a client configured from the environment (`AWS_ENDPOINT_URL` included).
     pub async fn from_env(url: impl Into<String>) -> Self {
-        let config = aws_config::load_from_env().await;
+        let config = crate::aws::load_sdk_config().await;
         Self::new(Client::new(&config), url)
     }
 
