@@ -10,21 +10,34 @@
 //! linked chats; the secret `STEWARD_MCP_STATE_KEY` (`_PARAM`: an SSM SecureString) seals
 //! in-protocol confirmation states. The test-only `STEWARD_MCP_INSECURE_DEV_USER` is never
 //! read here.
+//!
+//! Before serving, the settings are checked (`steward_mcp::needs::MCP_NEEDS`); a missing or
+//! unusable one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::startup::or_refuse;
 use steward_events::EventsConfig;
+use steward_mcp::needs::check_mcp_config;
 use steward_mcp::{self as mcp, ENV_MCP_STATE_KEY, McpConfig};
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "mcp";
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     let sdk = aws_config::load_from_env().await;
-    let settings = Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await?;
-    let mut mcp_config = McpConfig::from_lookup(settings.lookup())?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await);
+    or_refuse(FUNCTION, check_mcp_config(&settings));
+    let mut mcp_config = or_refuse(
+        FUNCTION,
+        McpConfig::from_lookup(settings.lookup()).map_err(|e| ConfigError::Unusable(e.to_string())),
+    );
     match settings.get(ENV_QUEUE_URL) {
         Some(url) => {
             let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), url);
@@ -36,7 +49,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
-        settings.require(ENV_TABLE)?,
+        or_refuse(FUNCTION, settings.require(ENV_TABLE)),
     );
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());

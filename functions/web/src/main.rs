@@ -7,29 +7,38 @@
 //! `STEWARD_OIDC_CLIENT_SECRET` or `STEWARD_OIDC_CLIENT_SECRET_PARAM`), optionally
 //! `STEWARD_WHATSAPP_NUMBER` and `STEWARD_TELEGRAM_BOT` for the linking page's links. The
 //! development sign-in by name never exists here.
+//!
+//! Before serving, the settings are checked (`steward_webapp::needs::WEB_NEEDS`); a missing or
+//! unusable one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use steward_edge::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::startup::or_refuse;
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 use steward_webapp::config as web;
+use steward_webapp::needs::check_web_config;
 use steward_webapp::{WebState, app};
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "web";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     let sdk = aws_config::load_from_env().await;
-    let settings = Settings::load(&sdk, &web::WEB_SECRETS).await?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &web::WEB_SECRETS).await);
+    or_refuse(FUNCTION, check_web_config(&settings));
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
-        settings.require(ENV_TABLE)?,
+        or_refuse(FUNCTION, settings.require(ENV_TABLE)),
     );
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
-        settings.require(ENV_QUEUE_URL)?,
+        or_refuse(FUNCTION, settings.require(ENV_QUEUE_URL)),
     );
-    let web_config = web::deployed_config(&settings)?;
+    let web_config = or_refuse(FUNCTION, web::deployed_config(&settings));
     let state = WebState::new(
         Arc::new(table),
         Arc::new(SystemClock),
