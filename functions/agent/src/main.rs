@@ -7,6 +7,7 @@
 //! (`WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID`, `TELEGRAM_BOT_TOKEN`, …); secrets may be
 //! given as `*_PARAM` SSM names. The event source mapping must enable `ReportBatchItemFailures`.
 //!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
 //! Before serving, the settings are checked (`steward_worker::needs::AGENT_NEEDS`); a missing
 //! or incoherent one stops the start with one sentence naming it, exit status 78.
 
@@ -16,9 +17,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_edge::startup::or_refuse;
 use steward_events::EventsConfig;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_store::{DynamoTable, SqsQueue};
 use steward_worker::agent_batch::lambda_deadline;
 use steward_worker::model::AGENT_SECRETS;
@@ -34,6 +37,11 @@ async fn main() -> anyhow::Result<()> {
     let sdk = aws_config::load_from_env().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &AGENT_SECRETS).await);
     or_refuse(FUNCTION, check_agent_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
         or_refuse(FUNCTION, settings.require(ENV_TABLE)),

@@ -11,6 +11,7 @@
 //! in-protocol confirmation states. The test-only `STEWARD_MCP_INSECURE_DEV_USER` is never
 //! read here.
 //!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
 //! Before serving, the settings are checked (`steward_mcp::needs::MCP_NEEDS`); a missing or
 //! unusable one stops the start with one sentence naming it, exit status 78.
 
@@ -21,6 +22,7 @@ use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_edge::startup::or_refuse;
 use steward_events::EventsConfig;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_mcp::needs::check_mcp_config;
 use steward_mcp::{self as mcp, ENV_MCP_STATE_KEY, McpConfig};
 
@@ -34,6 +36,11 @@ async fn main() -> anyhow::Result<()> {
     let sdk = aws_config::load_from_env().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await);
     or_refuse(FUNCTION, check_mcp_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
     let mut mcp_config = or_refuse(
         FUNCTION,
         McpConfig::from_lookup(settings.lookup()).map_err(|e| ConfigError::Unusable(e.to_string())),

@@ -8,14 +8,17 @@
 //! `STEWARD_WHATSAPP_NUMBER` and `STEWARD_TELEGRAM_BOT` for the linking page's links. The
 //! development sign-in by name never exists here.
 //!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
 //! Before serving, the settings are checked (`steward_webapp::needs::WEB_NEEDS`); a missing or
 //! unusable one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings};
 use steward_edge::startup::or_refuse;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 use steward_webapp::config as web;
 use steward_webapp::needs::check_web_config;
@@ -30,6 +33,11 @@ async fn main() -> anyhow::Result<()> {
     let sdk = aws_config::load_from_env().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &web::WEB_SECRETS).await);
     or_refuse(FUNCTION, check_web_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
         or_refuse(FUNCTION, settings.require(ENV_TABLE)),

@@ -65,6 +65,13 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// A setting a surface refused, from its own error (whose message names the setting).
+    pub fn unusable(error: impl std::fmt::Display) -> Self {
+        Self::Unusable(error.to_string())
+    }
+}
+
 /// The process environment with its secrets resolved; read once at start, then passed around.
 /// `Debug` shows names only.
 #[derive(Clone, Default)]

@@ -29,6 +29,14 @@ pub enum Need {
         /// The settings, in the order they are named.
         names: &'static [&'static str],
     },
+    /// A setting that, when set, must pass `check` (whose error is the whole sentence, naming
+    /// the setting); unset means the default.
+    Valid {
+        /// The setting.
+        name: &'static str,
+        /// Whether its value can be used.
+        check: fn(&str) -> Result<(), String>,
+    },
     /// A rule of its own (the model id for the provider, a secret's strength, a whole
     /// surface's settings); its error names the setting.
     Rule(fn(&Settings) -> Result<(), ConfigError>),
@@ -57,6 +65,10 @@ impl Need {
                     _ => Ok(()),
                 }
             }
+            Need::Valid { name, check } => match settings.get(name) {
+                Some(value) => check(&value).map_err(ConfigError::Unusable),
+                None => Ok(()),
+            },
             Need::Rule(rule) => rule(settings),
         }
     }
@@ -99,6 +111,13 @@ pub fn or_refuse<T>(function: &str, result: Result<T, ConfigError>) -> T {
 mod tests {
     use super::*;
 
+    fn digits(value: &str) -> Result<(), String> {
+        match value.chars().all(|c| c.is_ascii_digit()) {
+            true => Ok(()),
+            false => Err(format!("DAYS: \"{value}\" is not a number")),
+        }
+    }
+
     const NEEDS: &[Need] = &[
         Need::Set {
             name: "TABLE",
@@ -107,6 +126,10 @@ mod tests {
         Need::AllOrNone {
             what: "the thing",
             names: &["A", "B", "C"],
+        },
+        Need::Valid {
+            name: "DAYS",
+            check: digits,
         },
     ];
 
@@ -144,6 +167,15 @@ mod tests {
         assert!(half.contains("set B too"), "{half}");
         let one = sentence(&[("TABLE", "t"), ("B", "b")]).unwrap_or_default();
         assert!(one.contains("A is not set while B is set;"), "{one}");
+    }
+
+    #[test]
+    fn a_checked_setting_is_checked_only_when_set() {
+        assert_eq!(sentence(&[("TABLE", "t"), ("DAYS", "40")]), None);
+        assert_eq!(
+            sentence(&[("TABLE", "t"), ("DAYS", "forty")]).as_deref(),
+            Some("DAYS: \"forty\" is not a number")
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
 use crate::keys;
-use crate::limits::retained_until;
+use crate::retention::retained_until;
 use crate::shaping::{self, ShapedReply};
 
 /// Most rows of one segment loaded for a request: compaction keeps segments far smaller; this
@@ -137,7 +137,7 @@ fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
 }
 
 /// The write that stores `row` at (segment, turn, step), once, written at `now_ms` (it is kept
-/// [`crate::limits::RETENTION_DAYS`]).
+/// [`crate::retention::current`]).
 pub fn put_row_op(
     conversation: &ConversationKey,
     segment: u32,

@@ -13,6 +13,10 @@ pub const MCP_NEEDS: &[Need] = &[
         fix: "set it to the DynamoDB table's name (the template passes its Table)",
     },
     Need::Rule(mcp_settings_are_usable),
+    Need::Valid {
+        name: steward_harness::retention::ENV_RETENTION_DAYS,
+        check: steward_harness::retention::check_setting,
+    },
 ];
 
 /// The Lambda MCP configuration reads (its error names the setting and what to change).

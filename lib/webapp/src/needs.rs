@@ -23,6 +23,10 @@ pub const WEB_NEEDS: &[Need] = &[
         fix: "set it to the OpenID Connect issuer URL people sign in with (the template passes its Cognito user pool's unless OidcIssuer is given)",
     },
     Need::Rule(web_settings_are_usable),
+    Need::Valid {
+        name: steward_harness::retention::ENV_RETENTION_DAYS,
+        check: steward_harness::retention::check_setting,
+    },
 ];
 
 /// The deployed web configuration reads (its error names the setting).

@@ -19,6 +19,10 @@ pub const AGENT_NEEDS: &[Need] = &[
         fix: "set it to the SQS FIFO turn queue's URL (the template passes its TurnQueue)",
     },
     Need::Rule(model::check_model),
+    Need::Valid {
+        name: steward_harness::retention::ENV_RETENTION_DAYS,
+        check: steward_harness::retention::check_setting,
+    },
     Need::AllOrNone {
         what: "the WhatsApp sender",
         names: &[ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID],
@@ -91,6 +95,22 @@ mod tests {
         assert!(e.starts_with("STEWARD_TABLE is not set: "), "{e}");
         let e = refusal(&[ENV_QUEUE_URL], &[]);
         assert!(e.starts_with("STEWARD_QUEUE_URL is not set: "), "{e}");
+    }
+
+    #[test]
+    fn a_retention_setting_that_cannot_be_used_refuses_the_agent() {
+        let days = steward_harness::retention::ENV_RETENTION_DAYS;
+        assert_eq!(refusal(&[], &[(days, "90")]), "");
+        let e = refusal(&[], &[(days, "7")]);
+        assert!(
+            e.starts_with("STEWARD_RETENTION_DAYS: 7 days is too short; give at least 31"),
+            "{e}"
+        );
+        let e = refusal(&[], &[(days, "a year")]);
+        assert!(
+            e.starts_with("STEWARD_RETENTION_DAYS: \"a year\" is not a whole number"),
+            "{e}"
+        );
     }
 
     #[test]
