@@ -399,6 +399,18 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(failed_rules(t, OidcIssuer="https://id.example.org"), {"OwnIssuerNeedsAClientId"})
         self.assertEqual(failed_rules(t, OidcIssuer="https://id.example.org", OidcClientId="c"), set())
 
+    def test_retention_reaches_every_function_that_writes_rows(self):
+        param = self.t["Parameters"]["RetentionDays"]
+        self.assertEqual(param["Type"], "Number")
+        self.assertEqual(param["Default"], rust_const("lib/harness/src/limits.rs", "RETENTION_DAYS"))
+        self.assertEqual(param["MinValue"], rust_const("lib/harness/src/limits.rs", "RETENTION_DAYS_MIN"))
+        self.assertEqual(param["MaxValue"], rust_const("lib/harness/src/limits.rs", "RETENTION_DAYS_MAX"))
+        for name in ("AgentFunction", "McpFunction", "WebFunction"):
+            env = self.fn(name)["Environment"]["Variables"]
+            self.assertEqual(env.get("STEWARD_RETENTION_DAYS"), {"Ref": "RetentionDays"}, name)
+        self.assertNotIn("STEWARD_RETENTION_DAYS", self.fn("WebhookFunction")["Environment"]["Variables"],
+                         "the webhook writes no rows")
+
     def test_cognito_domain_is_unique_per_stack(self):
         domain = self.r["UserPoolDomain"]["Properties"]["Domain"]["Fn::If"]
         self.assertEqual(domain[0], "HasCognitoDomainPrefix")
@@ -576,6 +588,18 @@ class CheckerCatchesMistakes(unittest.TestCase):
             del t["Rules"]["WhatsappIsWholeOrOff"]
         with self.assertRaises(AssertionError):
             self.mutated(change).test_rules_refuse_incoherent_parameters()
+
+    def test_a_function_without_the_retention_fails(self):
+        def change(t):
+            del t["Resources"]["WebFunction"]["Properties"]["Environment"]["Variables"]["STEWARD_RETENTION_DAYS"]
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_retention_reaches_every_function_that_writes_rows()
+
+    def test_a_retention_minimum_below_the_codes_fails(self):
+        def change(t):
+            t["Parameters"]["RetentionDays"]["MinValue"] = 1
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_retention_reaches_every_function_that_writes_rows()
 
     def test_an_account_wide_cognito_domain_fails(self):
         def change(t):

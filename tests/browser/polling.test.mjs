@@ -3,7 +3,8 @@
 // virtual clock, so the test reads exactly when each poll would go out. Checks: idle polls
 // back off (5 s doubling up to 60 s), a hidden tab polls not at all, showing it (or focusing
 // the window) polls at once and starts the back-off again, and a running turn polls every
-// second. Run by infra/browser-tests.sh with the others (`node --test tests/browser/`).
+// second; the first read asks for the newest page, later polls for what came after, and
+// "Earlier messages" asks for the page before the first message shown. Run by infra/browser-tests.sh with the others (`node --test tests/browser/`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -22,6 +23,10 @@ function element(id) {
     getAttribute(name) { return this.attributes[name] ?? null; },
     setAttribute(name, value) { this.attributes[name] = String(value); },
     appendChild(child) { this.children.push(child); return child; },
+    insertBefore(child) { this.children.unshift(child); return child; },
+    get firstChild() { return this.children[0] ?? null; },
+    scrollHeight: 0,
+    scrollTop: 0,
     remove() {},
     focus() {},
     querySelectorAll() { return []; },
@@ -31,12 +36,14 @@ function element(id) {
 }
 
 // One page load: returns the controls of its world.
-function load() {
+function load(initial = {}) {
   let now = 0;
   let timers = [];
   let nextId = 1;
   const polls = []; // virtual times at which GET polls went out
-  const server = { working: false, messages: [] };
+  const server = { working: false, messages: [], earlier: undefined, older: [] };
+  Object.assign(server, initial);
+  const urls = []; // every GET's URL, in order
   const docListeners = {};
   const winListeners = {};
   const elements = {};
@@ -60,8 +67,17 @@ function load() {
   };
   const fetch = (url, options = {}) => {
     if ((options.method || 'GET') === 'GET') {
+      urls.push(url);
+      if (url.includes('?before=')) {
+        const body = { messages: server.older.splice(0), working: server.working, more: false, earlier: false };
+        return Promise.resolve({ ok: true, status: 200, json: () => Promise.resolve(body) });
+      }
       polls.push(now);
       const body = { messages: server.messages.splice(0), working: server.working, more: false };
+      if (server.earlier !== undefined) {
+        body.earlier = server.earlier;
+        server.earlier = undefined;
+      }
       return Promise.resolve({ ok: true, status: 200, json: () => Promise.resolve(body) });
     }
     return Promise.resolve({ ok: true, status: 202, json: () => Promise.resolve({}) });
@@ -74,6 +90,8 @@ function load() {
   return {
     polls,
     server,
+    urls,
+    element: (id) => document.getElementById(id),
     pending: () => timers.length,
     // Runs the virtual clock forward by ms, firing timers (and the fetches they start) in order.
     async advance(ms) {
@@ -161,4 +179,25 @@ test('a message arriving while idle brings the interval back to 5 s', async () =
   const arrival = page.polls.length; // the next poll brings it
   await page.advance(100000);
   assert.deepEqual(gaps(page.polls.slice(arrival)), [5000, 10000, 20000]);
+});
+
+test('the first read is the newest page; earlier pages load on request, polls read what came after', async () => {
+  const page = load({
+    messages: [{ n: 22600, role: 'user', text: 'q226' }, { n: 25002, role: 'assistant', text: 'a250' }],
+    earlier: true,
+  });
+  await page.advance(0);
+  assert.equal(page.urls[0], '/api/chat/messages', 'no position: the newest page');
+  const button = page.element('chat-earlier');
+  assert.equal(button.hidden, false, 'older messages exist: the button shows');
+  await page.advance(5000);
+  assert.equal(page.urls[1], '/api/chat/messages?after=25002');
+  const log = page.element('chat-log');
+  const shown = log.children.length;
+  page.server.older.push({ n: 22502, role: 'assistant', text: 'a225' });
+  button.dispatch('click');
+  await page.advance(0);
+  assert.equal(page.urls[2], '/api/chat/messages?before=22600');
+  assert.equal(log.children.length, shown + 1, 'the older message is put above');
+  assert.equal(button.hidden, true, 'nothing earlier: the button hides');
 });

@@ -6,6 +6,10 @@
 //! `STEWARD_MODEL`, `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`) and the senders
 //! (`WHATSAPP_ACCESS_TOKEN`, `WHATSAPP_PHONE_NUMBER_ID`, `TELEGRAM_BOT_TOKEN`, …); secrets may be
 //! given as `*_PARAM` SSM names. The event source mapping must enable `ReportBatchItemFailures`.
+//!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
+//! Before serving, the settings are checked (`steward_worker::needs::AGENT_NEEDS`); a missing
+//! or incoherent one stops the start with one sentence naming it, exit status 78.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -13,40 +17,54 @@ use std::sync::Arc;
 use anyhow::Context;
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::startup::or_refuse;
 use steward_events::EventsConfig;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_store::{DynamoTable, SqsQueue};
 use steward_worker::agent_batch::lambda_deadline;
 use steward_worker::model::AGENT_SECRETS;
+use steward_worker::needs::check_agent_config;
 use steward_worker::wiring;
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "agent";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
-    let settings = Settings::load(&sdk, &AGENT_SECRETS).await?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &AGENT_SECRETS).await);
+    or_refuse(FUNCTION, check_agent_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
-        settings.require(ENV_TABLE)?,
+        or_refuse(FUNCTION, settings.require(ENV_TABLE)),
     );
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
     let domain = steward_events::domain(&events);
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
-        settings.require(ENV_QUEUE_URL)?,
+        or_refuse(FUNCTION, settings.require(ENV_QUEUE_URL)),
     );
-    let worker = Arc::new(
+    let worker = or_refuse(
+        FUNCTION,
         wiring::turn_worker(
             &settings,
             &sdk,
             Arc::new(table),
             domain,
             steward_events::FIRST_REQUEST,
-        )?
-        .with_visibility(Arc::new(queue)),
+        ),
     );
+    let worker = Arc::new(worker.with_visibility(Arc::new(queue)));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let worker = Arc::clone(&worker);
         let deadline = lambda_deadline(event.context.deadline);

@@ -10,13 +10,24 @@
 //! linked chats; the secret `STEWARD_MCP_STATE_KEY` (`_PARAM`: an SSM SecureString) seals
 //! in-protocol confirmation states. The test-only `STEWARD_MCP_INSECURE_DEV_USER` is never
 //! read here.
+//!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
+//! Before serving, the settings are checked (`steward_mcp::needs::MCP_NEEDS`); a missing or
+//! unusable one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::startup::or_refuse;
 use steward_events::EventsConfig;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
+use steward_mcp::needs::check_mcp_config;
 use steward_mcp::{self as mcp, ENV_MCP_STATE_KEY, McpConfig};
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "mcp";
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 
 #[tokio::main]
@@ -24,8 +35,17 @@ async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
-    let settings = Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await?;
-    let mut mcp_config = McpConfig::from_lookup(settings.lookup())?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await);
+    or_refuse(FUNCTION, check_mcp_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
+    let mut mcp_config = or_refuse(
+        FUNCTION,
+        McpConfig::from_lookup(settings.lookup()).map_err(|e| ConfigError::Unusable(e.to_string())),
+    );
     match settings.get(ENV_QUEUE_URL) {
         Some(url) => {
             let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), url);
@@ -37,7 +57,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
-        settings.require(ENV_TABLE)?,
+        or_refuse(FUNCTION, settings.require(ENV_TABLE)),
     );
     let events =
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());

@@ -7,30 +7,47 @@
 //! `STEWARD_OIDC_CLIENT_SECRET` or `STEWARD_OIDC_CLIENT_SECRET_PARAM`), optionally
 //! `STEWARD_WHATSAPP_NUMBER` and `STEWARD_TELEGRAM_BOT` for the linking page's links. The
 //! development sign-in by name never exists here.
+//!
+//! `STEWARD_RETENTION_DAYS` (default 400) is how long the rows it writes are kept.
+//! Before serving, the settings are checked (`steward_webapp::needs::WEB_NEEDS`); a missing or
+//! unusable one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::startup::or_refuse;
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 use steward_webapp::config as web;
+use steward_webapp::needs::check_web_config;
 use steward_webapp::{WebState, app};
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "web";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
-    let settings = Settings::load(&sdk, &web::WEB_SECRETS).await?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &web::WEB_SECRETS).await);
+    or_refuse(FUNCTION, check_web_config(&settings));
+    or_refuse(
+        FUNCTION,
+        retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())
+            .map_err(ConfigError::unusable),
+    );
     let table = DynamoTable::new(
         aws_sdk_dynamodb::Client::new(&sdk),
-        settings.require(ENV_TABLE)?,
+        or_refuse(FUNCTION, settings.require(ENV_TABLE)),
     );
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
-        settings.require(ENV_QUEUE_URL)?,
+        or_refuse(FUNCTION, settings.require(ENV_QUEUE_URL)),
     );
-    let web_config = web::deployed_config(&settings)?;
+    let web_config = or_refuse(FUNCTION, web::deployed_config(&settings));
     let state = WebState::new(
         Arc::new(table),
         Arc::new(SystemClock),

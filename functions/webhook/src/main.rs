@@ -5,26 +5,37 @@
 //! `WHATSAPP_VERIFY_TOKEN`, `TELEGRAM_WEBHOOK_SECRET` (or their `*_PARAM` SSM names). Behind
 //! an API Gateway REST API stage, set `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH=true` so routes
 //! see `/webhooks/...` without the stage prefix.
+//!
+//! Before serving, the settings are checked (`steward_webhook::WEBHOOK_NEEDS`); a missing or
+//! half-given one stops the start with one sentence naming it, exit status 78.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use steward_edge::config::{self, ENV_QUEUE_URL, Settings};
 use steward_edge::health;
+use steward_edge::startup::or_refuse;
 use steward_store::SqsQueue;
-use steward_webhook::{self as webhooks, WEBHOOK_SECRETS};
+use steward_webhook::{self as webhooks, WEBHOOK_SECRETS, check_webhook_config};
+
+/// This function's name in its refusal to start.
+const FUNCTION: &str = "webhook";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     config::init_tracing();
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
-    let settings = Settings::load(&sdk, &WEBHOOK_SECRETS).await?;
+    let settings = or_refuse(FUNCTION, Settings::load(&sdk, &WEBHOOK_SECRETS).await);
+    or_refuse(FUNCTION, check_webhook_config(&settings));
     let queue = SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
-        settings.require(ENV_QUEUE_URL)?,
+        or_refuse(FUNCTION, settings.require(ENV_QUEUE_URL)),
     );
-    let state = webhooks::webhook_state(&settings, Arc::new(queue))?;
+    let state = or_refuse(
+        FUNCTION,
+        webhooks::webhook_state(&settings, Arc::new(queue)),
+    );
     let app = webhooks::routes(state).merge(health::routes());
     lambda_http::run(app)
         .await

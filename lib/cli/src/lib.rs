@@ -39,7 +39,13 @@ pub enum Command {
     Token(TokenCommand),
     /// A live eight-message conversation against the configured model on a throwaway store,
     /// printing every reply and tool call: run it after changing the prompt, tools or model.
-    Smoke,
+    /// With --deployed URL: checks that a deployed stack answers (health, sign-in page, MCP
+    /// refusing strangers, webhooks refusing wrong secrets) and exits non-zero on a failure.
+    Smoke {
+        /// The deployed stack's base URL (the `ApiUrl` output, or your domain).
+        #[arg(long, value_name = "URL")]
+        deployed: Option<String>,
+    },
     /// Runs an eval suite (a TOML file of cases, see the README): each case on a throwaway
     /// store, judged on what happened — records, tool calls, held and confirmed actions, undo,
     /// replies. Prints a table (or JSON); exits non-zero when any case fails.

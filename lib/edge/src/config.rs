@@ -1,7 +1,8 @@
 //! Configuration of the binaries, read once at start: the environment names every surface
 //! shares, [`Settings`] (the environment with its secrets resolved, see [`crate::secrets`]),
 //! [`ConfigError`], and [`init_tracing`]. Each surface crate reads its own settings from
-//! [`Settings`] (the webhook secrets, the model, the web app, MCP).
+//! [`Settings`] (the webhook secrets, the model, the web app, MCP) and lists what its function
+//! needs to start (see [`crate::startup`]).
 
 use std::collections::HashMap;
 
@@ -20,6 +21,29 @@ pub enum ConfigError {
     /// A required setting is missing.
     #[error("{0} is not set")]
     Missing(&'static str),
+    /// A required setting is missing, with how to give it (see [`crate::startup::Need`]).
+    #[error("{name} is not set: {fix}")]
+    Required {
+        /// The setting.
+        name: &'static str,
+        /// How to give it.
+        fix: &'static str,
+    },
+    /// Some of the settings that only work together are set, not all.
+    #[error(
+        "{what} is half configured: {missing} is not set while {set}; set {missing} too (on AWS, its template parameter), or unset them all to turn {what} off"
+    )]
+    HalfConfigured {
+        /// What the settings configure.
+        what: &'static str,
+        /// The first one missing.
+        missing: &'static str,
+        /// The ones set, as a clause: "A is set", "A and B are set".
+        set: String,
+    },
+    /// A setting a surface refused; the message names it and says what to change.
+    #[error("{0}")]
+    Unusable(String),
     /// A setting has a value that cannot be used.
     #[error("{name}: {problem}")]
     Invalid {
@@ -39,6 +63,13 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
+}
+
+impl ConfigError {
+    /// A setting a surface refused, from its own error (whose message names the setting).
+    pub fn unusable(error: impl std::fmt::Display) -> Self {
+        Self::Unusable(error.to_string())
+    }
 }
 
 /// The process environment with its secrets resolved; read once at start, then passed around.

@@ -3,7 +3,8 @@
 //!
 //! * [`config`]: [`config::Settings`] (the environment with its SSM secrets resolved, see
 //!   [`secrets`]), [`config::ConfigError`] and [`config::init_tracing`];
-//!   [`request_log`]: request spans without query strings.
+//!   [`request_log`]: request spans without query strings; [`startup`]: each function's list
+//!   of needed settings, checked at init, and the one-sentence refusal to start.
 //! * [`security`]: the security headers on every response; [`hosts`]: the one Host/Origin
 //!   allow-list (the web app and `/mcp`) and the "straight from loopback" test.
 //! * [`rate_limit`]: token buckets per caller; [`client_address`]: where a request came from.
@@ -24,3 +25,4 @@ pub mod rate_limit;
 pub mod request_log;
 pub mod secrets;
 pub mod security;
+pub mod startup;

@@ -797,8 +797,8 @@ impl Audited {
             undone_by: None,
             effect: ctx.effect().cloned(),
         };
-        // The header and its audit rows expire together, after RETENTION_DAYS.
-        let until = crate::limits::retained_until(now_ms);
+        // The header and its audit rows expire together, after the retention.
+        let until = crate::retention::retained_until(now_ms);
         ops.push(WriteOp::put_if_absent(
             Item::from_value(&user_pk, header.sk(), &header)?.with_ttl(until),
         ));

@@ -29,7 +29,8 @@
 //! * [`untrusted`]: [`Untrusted`], text strangers typed, fenced and escaped for the model.
 //! * [`sent_parts`]: the delivered parts of a reply, so a retried send never repeats them.
 //! * [`metrics`]: metric log lines for the failures that do not fail an invocation.
-//! * [`limits`]: every limit, named with its unit.
+//! * [`limits`]: every limit, named with its unit; [`retention`]: how long transcripts,
+//!   audit rows and usage are kept (`STEWARD_RETENTION_DAYS`).
 
 pub mod accounts;
 pub mod approval_chat;
@@ -56,6 +57,7 @@ pub mod outcome;
 pub mod profile;
 pub mod prompt;
 pub mod registry;
+pub mod retention;
 pub mod sent_parts;
 pub mod shaping;
 pub mod tokens;

@@ -60,17 +60,22 @@ pub const PROFILE_RACE_RETRIES_MAX: usize = 3;
 pub const MESSAGES_PER_HOUR_MAX: u32 = 60;
 
 /// How long transcripts (model and visible rows), audit rows with their action headers, and
-/// monthly usage records are kept, in days: each row gets a `ttl` this long after it is
-/// written (DynamoDB deletes expired rows by itself, `steward serve` sweeps them hourly, and
-/// every read treats them as gone). 400 days keeps a year of history and a year-on-year usage
-/// comparison. Undo reaches back as far: an action older than this has no audit rows left to
-/// revert, and undo says there is nothing to undo.
+/// monthly usage records are kept unless `STEWARD_RETENTION_DAYS` says otherwise
+/// ([`crate::retention`]), in days: each row gets a `ttl` this long after it is written
+/// (DynamoDB deletes expired rows by itself, `steward serve` sweeps them hourly, and every read
+/// treats them as gone). 400 days keeps a year of history and a year-on-year usage comparison.
+/// Undo reaches back as far: an action older than this has no audit rows left to revert, and
+/// undo says there is nothing to undo.
 pub const RETENTION_DAYS: i64 = 400;
 
-/// The `ttl` (epoch seconds) of a retained row written at `now_ms` ([`RETENTION_DAYS`]).
-pub fn retained_until(now_ms: i64) -> i64 {
-    now_ms.div_euclid(1000) + RETENTION_DAYS * 24 * 60 * 60
-}
+/// The shortest retention accepted, in days: a month's usage record (the monthly token count)
+/// must outlive its month, and a conversation's rows must outlive the 8-day dedupe and effect
+/// records ([`INBOX_TTL_SECS`], [`EFFECT_TTL_SECS`]) a resumed turn or an undo reads beside them.
+pub const RETENTION_DAYS_MIN: i64 = 31;
+
+/// The longest retention accepted, in days (100 years): "keep everything" without a ttl that
+/// overflows anything.
+pub const RETENTION_DAYS_MAX: i64 = 36_500;
 
 /// How long a message's dedupe record lives: Meta retries a webhook for up to 7 days, while
 /// SQS FIFO only dedupes for 5 minutes, so the store keeps ids a day longer than Meta retries.

@@ -16,7 +16,7 @@ use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
 use crate::keys;
-use crate::limits::retained_until;
+use crate::retention::retained_until;
 use crate::shaping::{self, ShapedReply};
 
 /// Most rows of one segment loaded for a request: compaction keeps segments far smaller; this
@@ -137,7 +137,7 @@ fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
 }
 
 /// The write that stores `row` at (segment, turn, step), once, written at `now_ms` (it is kept
-/// [`crate::limits::RETENTION_DAYS`]).
+/// [`crate::retention::current`]).
 pub fn put_row_op(
     conversation: &ConversationKey,
     segment: u32,
@@ -412,21 +412,60 @@ pub async fn read_seen(
     page.items
         .iter()
         .filter(|i| i.sk.starts_with(keys::SEEN_SK_PREFIX))
-        .map(|i| {
-            let turn =
-                i.sk.split('#')
-                    .nth(1)
-                    .and_then(|t| t.parse().ok())
-                    .unwrap_or_default();
-            Ok(PlacedSeen {
-                cursor: i.sk.clone(),
-                turn,
-                row: i
-                    .parse()
-                    .map_err(|e| StoreError::Backend(format!("corrupt seen row {}: {e}", i.sk)))?,
-            })
-        })
+        .map(placed_seen)
         .collect()
+}
+
+/// The newest visible rows before `before` (a cursor from an earlier read; None: the end of
+/// the conversation), at most `limit` (at least 1), oldest first, and whether earlier rows
+/// exist. One query read backwards from `before`, so opening a long conversation reads its
+/// last page, never the whole history.
+pub async fn read_seen_before(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    before: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<PlacedSeen>, bool), StoreError> {
+    let limit = limit.max(1);
+    let pk = keys::conversation_pk(conversation);
+    // The range is inclusive, so the row at `before` may come back too: one more to drop, and
+    // one more to tell whether earlier rows exist.
+    let query = match before {
+        Some(cursor) => Query::partition(pk).sort(SortKey::Between(
+            keys::SEEN_SK_PREFIX.to_owned(),
+            cursor.to_owned(),
+        )),
+        None => Query::prefix(pk, keys::SEEN_SK_PREFIX),
+    }
+    .descending()
+    .limit(limit + 2);
+    let page = table.query(&query).await?;
+    let mut rows = page
+        .items
+        .iter()
+        .filter(|i| i.sk.starts_with(keys::SEEN_SK_PREFIX) && Some(i.sk.as_str()) != before)
+        .map(placed_seen)
+        .collect::<Result<Vec<_>, _>>()?;
+    let earlier = rows.len() > limit || (rows.len() == limit && page.next.is_some());
+    rows.truncate(limit);
+    rows.reverse();
+    Ok((rows, earlier))
+}
+
+/// A visible row read from the table, with its position.
+fn placed_seen(i: &Item) -> Result<PlacedSeen, StoreError> {
+    let turn =
+        i.sk.split('#')
+            .nth(1)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_default();
+    Ok(PlacedSeen {
+        cursor: i.sk.clone(),
+        turn,
+        row: i
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("corrupt seen row {}: {e}", i.sk)))?,
+    })
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub async fn record(
         totals.cache_write_tokens += usage.cache_creation_input_tokens;
         let item = Item::from_value(&pk, &sk, &totals)
             .map_err(|e| StoreError::Backend(e.to_string()))?
-            .with_ttl(crate::limits::retained_until(now_ms));
+            .with_ttl(crate::retention::retained_until(now_ms));
         let op = match &current {
             Some(old) => WriteOp::put_if_version(item.with_version(old.version + 1), old.version),
             None => WriteOp::put_if_absent(item),

@@ -258,7 +258,8 @@ async fn a_guarded_reply_is_not_written_into_the_model_transcript(r: Rig) {
 
 async fn transcripts_audit_rows_and_usage_expire_after_the_retention(r: Rig) {
     use steward_harness::keys;
-    use steward_harness::limits::{RETENTION_DAYS, retained_until};
+    use steward_harness::limits::RETENTION_DAYS;
+    use steward_harness::retention::retained_until;
     use steward_store::{Clock, Query};
     r.model
         .push(Ok(calls(&[("tu_1", "add_note", json!({"title": "Kept"}))])));

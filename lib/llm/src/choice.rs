@@ -88,8 +88,8 @@ impl ModelProvider {
 }
 
 /// The model id `provider` uses: `STEWARD_MODEL`, else the provider's default. Fails, naming
-/// `STEWARD_MODEL`, when an OpenAI-compatible server has no model named, or a Bedrock id cannot
-/// be a Bedrock id.
+/// `STEWARD_MODEL`, when an OpenAI-compatible server has no model named, a Bedrock id cannot
+/// be a Bedrock id, or a Claude API model name is a Bedrock id.
 pub fn model_id(
     get: &dyn Fn(&str) -> Option<String>,
     provider: &ModelProvider,
@@ -113,6 +113,20 @@ pub fn model_id(
             name: ENV_MODEL,
             problem: "must name the model with STEWARD_MODEL_PROVIDER=openai (for example gpt-5-mini on OpenAI, or the name your server lists under /v1/models)".to_owned(),
         }),
+        ModelProvider::Anthropic => {
+            let model = configured.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+            // A Claude API model name has neither an ARN, a colon version suffix nor Bedrock's
+            // `anthropic.` provider prefix; an id with one was meant for Bedrock.
+            if model.starts_with("arn:") || model.contains(':') || model.contains("anthropic.") {
+                return Err(ChoiceError {
+                    name: ENV_MODEL,
+                    problem: format!(
+                        "\"{model}\" is a Bedrock model id, not a Claude API model name; use a name such as {DEFAULT_MODEL} (or unset it for that default), or set {ENV_MODEL_PROVIDER}=bedrock"
+                    ),
+                });
+            }
+            Ok(model)
+        }
         _ => Ok(configured.unwrap_or_else(|| DEFAULT_MODEL.to_owned())),
     }
 }

@@ -15,6 +15,8 @@
 //!    tenant gate, paused accounts, audit and undo hold exactly as for the chat agent; a held
 //!    call is confirmed in-protocol ([`elicitation`]) or out of band.
 //!
+//! [`needs`] lists what the MCP function needs to start (checked at init).
+//!
 //! How to connect a client is in `README.md` beside this file.
 
 mod auth;
@@ -23,6 +25,7 @@ mod elicitation;
 #[cfg(feature = "conformance")]
 mod fixtures;
 mod hosts;
+pub mod needs;
 mod rate_limit;
 mod reply;
 mod server;

@@ -6,9 +6,15 @@
 //!   = the client's id) and answered `202 {"id": …}`; the turn runs on the worker. Sending the
 //!   same id again is accepted and runs nothing twice (the queue's dedupe, then the
 //!   conversation's claim). Bad input → `400 {"error": "…"}`; the queue unavailable → 503.
-//! * `GET /api/chat/messages?after=N` — the visible transcript after position `N` (0 or absent:
-//!   from the start): `{"messages": [{"n", "role", "text", "buttons": [{"id", "title"}]}],
-//!   "working": bool, "more": bool}`. Pass the last `n` back as `after`. `working` is true while
+//! * `GET /api/chat/messages` — the newest page of the visible transcript, at most
+//!   [`CHAT_PAGE_MESSAGES`] rows, oldest first: `{"messages": [{"n", "role", "text", "buttons":
+//!   [{"id", "title"}]}], "working": bool, "more": false, "earlier": bool}`. One query read
+//!   backwards, so opening a long conversation never reads its whole history. `earlier`: older
+//!   messages exist; ask for them with `?before=N` (the first `n` shown), which answers the page
+//!   before it the same way.
+//! * `GET /api/chat/messages?after=N` — the visible transcript after position `N` (0: from the
+//!   start), what the page polls with: `{"messages", "working", "more"}`. Pass the last `n` back
+//!   as `after`. `working` is true while
 //!   the conversation's newest claimed message has no reply yet; a message accepted but not yet
 //!   picked up by the worker (normally milliseconds) is not counted, so a client that has just
 //!   sent should wait for the reply itself. `more`: the page was full, ask again at once.
@@ -46,6 +52,10 @@ const POSITIONS_PER_TURN: u64 = 100;
 /// Largest turn number a position may name: the transcript's keys print turns with ten
 /// digits, and only keys of that width sort in order.
 const TURN_MAX: u64 = 9_999_999_999;
+
+/// Visible rows in the first read of a conversation and in each "earlier messages" read: a
+/// screenful or two of conversation, read in one small query however long the history is.
+pub const CHAT_PAGE_MESSAGES: usize = 50;
 
 /// How long an unanswered message counts as "working": a turn makes at most 12 model calls of
 /// at most two 60-second attempts each (24 minutes) plus its tools; a message unanswered for
@@ -168,22 +178,49 @@ pub struct ChatButton {
     pub title: String,
 }
 
-/// The position `?after=` names: absent or 0 means from the start.
-fn parse_after(query: Option<&str>) -> Result<Option<String>, String> {
+/// Which part of the conversation a `GET` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Read {
+    /// The newest page (no parameter).
+    Newest,
+    /// Everything after this cursor (None: from the start), forwards: `?after=N`.
+    After(Option<String>),
+    /// The page before this cursor: `?before=N`.
+    Before(String),
+}
+
+/// The read the query string asks for: `after=N`, `before=N` or neither.
+fn parse_read(query: Option<&str>) -> Result<Read, String> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or_default())
         .map_err(|_| "the query string is malformed".to_owned())?;
-    let Some((_, value)) = pairs.into_iter().find(|(k, _)| k == "after") else {
-        return Ok(None);
+    let find = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     };
+    match (find("after"), find("before")) {
+        (Some(_), Some(_)) => Err("give after or before, not both".to_owned()),
+        (Some(value), None) => Ok(Read::After(parse_position("after", value)?)),
+        (None, Some(value)) => match parse_position("before", value)? {
+            Some(cursor) => Ok(Read::Before(cursor)),
+            None => Err("before must be a message position above 0".to_owned()),
+        },
+        (None, None) => Ok(Read::Newest),
+    }
+}
+
+/// The cursor of position `value` of parameter `name`; 0 is None (the start).
+fn parse_position(name: &str, value: &str) -> Result<Option<String>, String> {
     let n: u64 = value.trim().parse().map_err(|_| {
-        format!("after must be a message position (a whole number from 0), not {value:?}")
+        format!("{name} must be a message position (a whole number from 0), not {value:?}")
     })?;
     if n == 0 {
         return Ok(None);
     }
     let turn = n / POSITIONS_PER_TURN;
     if turn > TURN_MAX {
-        return Err(format!("after={n} is beyond any message position"));
+        return Err(format!("{name}={n} is beyond any message position"));
     }
     // Both parts are bounded just above, so the casts cannot truncate.
     let index = (n % POSITIONS_PER_TURN) as u32;
@@ -214,13 +251,30 @@ pub async fn messages_after(
     let key = conversation_of(user);
     let rows = transcript::read_seen(state.table().as_ref(), &key, after).await?;
     let more = rows.len() >= SEEN_PAGE_MAX;
-    let messages = rows
-        .into_iter()
+    Ok((shown(rows), more))
+}
+
+/// The newest [`CHAT_PAGE_MESSAGES`] visible rows before `before` (a cursor; None: the end),
+/// as messages, and whether earlier ones exist.
+pub async fn messages_before(
+    state: &WebState,
+    user: &UserId,
+    before: Option<&str>,
+) -> Result<(Vec<ChatMessage>, bool), StoreError> {
+    let key = conversation_of(user);
+    let (rows, earlier) =
+        transcript::read_seen_before(state.table().as_ref(), &key, before, CHAT_PAGE_MESSAGES)
+            .await?;
+    Ok((shown(rows), earlier))
+}
+
+/// The messages `rows` showed, oldest first (a silent reply showed nothing).
+fn shown(rows: Vec<transcript::PlacedSeen>) -> Vec<ChatMessage> {
+    rows.into_iter()
         .filter_map(|placed| {
             let row = placed.row;
             let text = row.text.unwrap_or_default();
             if text.is_empty() && row.buttons.is_empty() && row.reaction.is_none() {
-                // A silent reply: nothing was shown.
                 return None;
             }
             Some(ChatMessage {
@@ -244,8 +298,7 @@ pub async fn messages_after(
                 reaction: row.reaction,
             })
         })
-        .collect();
-    Ok((messages, more))
+        .collect()
 }
 
 /// Whether a turn of `user`'s web conversation is running: its newest claimed message has no
@@ -267,23 +320,41 @@ pub async fn is_working(state: &WebState, user: &UserId) -> Result<bool, StoreEr
 }
 
 async fn list(State(state): State<WebState>, signed_in: SignedIn, query: RawQuery) -> Response {
-    let after = match parse_after(query.0.as_deref()) {
-        Ok(after) => after,
+    let read = match parse_read(query.0.as_deref()) {
+        Ok(read) => read,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
     let user = signed_in.user();
-    let read = async {
-        let (messages, more) = messages_after(&state, user, after.as_deref()).await?;
+    let answer = async {
+        let (messages, more, earlier) = match &read {
+            Read::After(after) => {
+                let (messages, more) = messages_after(&state, user, after.as_deref()).await?;
+                (messages, more, None)
+            }
+            Read::Newest => {
+                let (messages, earlier) = messages_before(&state, user, None).await?;
+                (messages, false, Some(earlier))
+            }
+            Read::Before(before) => {
+                let (messages, earlier) = messages_before(&state, user, Some(before)).await?;
+                (messages, false, Some(earlier))
+            }
+        };
         let working = is_working(&state, user).await?;
-        Ok::<_, StoreError>((messages, more, working))
+        Ok::<_, StoreError>((messages, more, earlier, working))
     };
-    match read.await {
-        Ok((messages, more, working)) => Json(json!({
-            "messages": messages,
-            "working": working,
-            "more": more,
-        }))
-        .into_response(),
+    match answer.await {
+        Ok((messages, more, earlier, working)) => {
+            let mut body = json!({
+                "messages": messages,
+                "working": working,
+                "more": more,
+            });
+            if let Some(earlier) = earlier {
+                body["earlier"] = json!(earlier);
+            }
+            Json(body).into_response()
+        }
         Err(e) => {
             tracing::error!(error = %e, "reading the web chat failed");
             error(
@@ -341,14 +412,26 @@ mod tests {
 
     #[test]
     fn positions_round_trip_through_the_cursor() {
-        assert_eq!(parse_after(None), Ok(None));
-        assert_eq!(parse_after(Some("after=0")), Ok(None));
-        assert_eq!(parse_after(Some("other=1")), Ok(None));
-        let cursor = parse_after(Some("after=1202")).unwrap_or_else(|e| panic!("{e}"));
+        let after = |q: &str| match parse_read(Some(q)) {
+            Ok(Read::After(cursor)) => Ok(cursor),
+            Ok(other) => panic!("{q}: {other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(parse_read(None), Ok(Read::Newest));
+        assert_eq!(parse_read(Some("other=1")), Ok(Read::Newest));
+        assert_eq!(after("after=0"), Ok(None));
+        let cursor = after("after=1202").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(cursor.as_deref(), Some(keys::seen_sk(12, 2).as_str()));
         assert_eq!(position(&keys::seen_sk(12, 2), 12), 1202);
-        assert!(parse_after(Some("after=-1")).is_err());
-        assert!(parse_after(Some("after=abc")).is_err());
-        assert!(parse_after(Some("after=18446744073709551615")).is_err());
+        assert!(after("after=-1").is_err());
+        assert!(after("after=abc").is_err());
+        assert!(after("after=18446744073709551615").is_err());
+        assert_eq!(
+            parse_read(Some("before=1202")),
+            Ok(Read::Before(keys::seen_sk(12, 2)))
+        );
+        assert!(parse_read(Some("before=0")).is_err());
+        assert!(parse_read(Some("before=x")).is_err_and(|e| e.contains("before")));
+        assert!(parse_read(Some("after=1&before=2")).is_err());
     }
 }

@@ -13,6 +13,7 @@
 //! * [`auth`]: the sign-in and sign-out routes; [`chat_api`]: the web chat API; [`ui`]: the
 //!   signed-in pages; [`public`]: the public event pages.
 //! * [`app`]: the router composing them, with the security headers and the Host/Origin guard.
+//! * [`needs`]: what the web function needs to start, checked at init.
 //!
 //! Architecture invariant: identity comes only from the session; pages and the chat API call
 //! the same service functions as the tools, through the same confirmation declarations.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod csrf;
 pub mod form_stamp;
 pub mod layout;
+pub mod needs;
 pub mod oidc;
 pub mod paths;
 pub mod public;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use steward_channels::{
     ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_VERIFY_TOKEN, Secret,
 };
-use steward_edge::config::{ConfigError, Settings};
+use steward_edge::config::{ConfigError, ENV_QUEUE_URL, Settings};
+use steward_edge::startup::{self, Need};
 use steward_store::TurnQueue;
 
 use crate::state::{WebhookState, WhatsappSecrets};
@@ -16,6 +17,41 @@ pub const WEBHOOK_SECRETS: [&str; 3] = [
     ENV_WHATSAPP_VERIFY_TOKEN,
     ENV_TELEGRAM_WEBHOOK_SECRET,
 ];
+
+/// The webhook function's needs, checked in this order at init: the turn queue, WhatsApp's
+/// webhook secrets together or not at all, and a Telegram webhook secret that cannot be
+/// guessed. (The senders' halves are the agent's; the template's rules pair the two.)
+pub const WEBHOOK_NEEDS: &[Need] = &[
+    Need::Set {
+        name: ENV_QUEUE_URL,
+        fix: "set it to the SQS FIFO turn queue's URL (the template passes its TurnQueue)",
+    },
+    Need::AllOrNone {
+        what: "the WhatsApp webhook",
+        names: &[ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_VERIFY_TOKEN],
+    },
+    Need::Rule(telegram_secret_is_strong),
+];
+
+/// Whether the webhook function can start with `settings`; the error names the first setting
+/// to fix.
+pub fn check_webhook_config(settings: &Settings) -> Result<(), ConfigError> {
+    startup::check(settings, WEBHOOK_NEEDS)
+}
+
+/// A set Telegram webhook secret must be one that cannot be guessed: it is all that
+/// authenticates an update, whose sender *is* the identity (the secret is never printed).
+fn telegram_secret_is_strong(settings: &Settings) -> Result<(), ConfigError> {
+    match settings.get(ENV_TELEGRAM_WEBHOOK_SECRET) {
+        Some(secret) => steward_channels::telegram::check_webhook_secret(&secret).map_err(|weak| {
+            ConfigError::Invalid {
+                name: ENV_TELEGRAM_WEBHOOK_SECRET,
+                problem: weak.to_string(),
+            }
+        }),
+        None => Ok(()),
+    }
+}
 
 /// The webhook routes' state: `queue`, and each channel's secrets when they are all set (a
 /// channel with only some of them is a configuration error, not a silently closed door). A
@@ -38,14 +74,7 @@ pub fn webhook_state(
     };
     let telegram = match settings.get(ENV_TELEGRAM_WEBHOOK_SECRET) {
         Some(secret) => {
-            // The secret is all that authenticates an update, whose sender *is* the identity:
-            // refuse to start with one that could be guessed (never print it).
-            steward_channels::telegram::check_webhook_secret(&secret).map_err(|weak| {
-                ConfigError::Invalid {
-                    name: ENV_TELEGRAM_WEBHOOK_SECRET,
-                    problem: weak.to_string(),
-                }
-            })?;
+            telegram_secret_is_strong(settings)?;
             Some(Secret::new(secret))
         }
         None => None,
@@ -99,6 +128,49 @@ mod tests {
         assert!(
             webhook_state(&all, queue).is_ok_and(|s| s.whatsapp.is_some() && s.telegram.is_some())
         );
+    }
+
+    /// The start-up check: the queue, WhatsApp's secrets in pairs, a strong Telegram secret.
+    #[test]
+    fn the_webhook_start_up_check_names_what_is_missing() {
+        let complete = [
+            (
+                ENV_QUEUE_URL,
+                "https://sqs.eu-west-1.amazonaws.com/1/turns.fifo",
+            ),
+            (ENV_WHATSAPP_APP_SECRET, "s"),
+            (ENV_WHATSAPP_VERIFY_TOKEN, "v"),
+            (ENV_TELEGRAM_WEBHOOK_SECRET, STRONG_SECRET),
+        ];
+        let without = |name: &str| {
+            let pairs = complete.iter().copied().filter(|(k, _)| *k != name);
+            check_webhook_config(&Settings::from_pairs(pairs))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(without("none"), "", "a complete configuration passes");
+        assert_eq!(
+            without(ENV_TELEGRAM_WEBHOOK_SECRET),
+            "",
+            "Telegram may be off"
+        );
+        let e = without(ENV_QUEUE_URL);
+        assert!(e.starts_with("STEWARD_QUEUE_URL is not set: "), "{e}");
+        let e = without(ENV_WHATSAPP_VERIFY_TOKEN);
+        assert!(
+            e.starts_with("the WhatsApp webhook is half configured: WHATSAPP_VERIFY_TOKEN is not set while WHATSAPP_APP_SECRET is set;"),
+            "{e}"
+        );
+        let weak = Settings::from_pairs([
+            (ENV_QUEUE_URL, "q"),
+            (ENV_TELEGRAM_WEBHOOK_SECRET, "guessable"),
+        ]);
+        let e = check_webhook_config(&weak)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.starts_with("TELEGRAM_WEBHOOK_SECRET: "), "{e}");
     }
 
     const STRONG_SECRET: &str = "0f3c9a7e5b2d4816a0c3e9f7b5d1a2c4";

@@ -23,7 +23,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use steward_channels::WEBHOOK_BODY_BYTES_MAX;
 
-pub use config::{WEBHOOK_SECRETS, webhook_state};
+pub use config::{WEBHOOK_NEEDS, WEBHOOK_SECRETS, check_webhook_config, webhook_state};
 pub use state::{WebhookState, WhatsappSecrets};
 
 /// The webhook routes over `state`, with the body cap of [`WEBHOOK_BODY_BYTES_MAX`] (413 above it).

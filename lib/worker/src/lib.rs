@@ -5,6 +5,7 @@
 //!   `batchItemFailures`, retries within the delivery, the visibility heartbeat — and
 //!   [`agent_batch::TurnWorker`], which is also the in-process queue's handler (`steward serve`).
 //! * [`model`]: the model client from settings (the only crate that builds one).
+//! * [`needs`]: what the agent function needs to start, checked at init.
 //! * [`wiring`]: the senders, the links and the turn worker over a domain the caller wires.
 //!
 //! Architecture invariant: the worker never builds the domain; the binary passes
@@ -12,4 +13,5 @@
 
 pub mod agent_batch;
 pub mod model;
+pub mod needs;
 pub mod wiring;

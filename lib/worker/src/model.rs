@@ -66,6 +66,33 @@ pub fn describe(settings: &Settings) -> Result<String, ConfigError> {
     choice::describe(&settings.lookup()).map_err(invalid)
 }
 
+/// Whether the model settings can work, without building a client: a known provider, a model
+/// id of the provider's shape (a Bedrock model or inference-profile id on Bedrock, a Claude API
+/// model name on the Claude API, a named model on an OpenAI-compatible server) and the
+/// provider's key. Part of the agent's start-up check (`crate::needs`).
+pub fn check_model(settings: &Settings) -> Result<(), ConfigError> {
+    let provider = provider(settings)?;
+    model_id(settings, &provider)?;
+    match provider {
+        ModelProvider::Anthropic if settings.get(ENV_ANTHROPIC_API_KEY).is_none() => {
+            Err(ConfigError::Required {
+                name: ENV_ANTHROPIC_API_KEY,
+                fix: "the Claude API needs its key (on AWS, AnthropicApiKeyParam names the SSM parameter holding it); or choose another STEWARD_MODEL_PROVIDER",
+            })
+        }
+        ModelProvider::OpenAi
+            if settings.get(ENV_OPENAI_API_KEY).is_none()
+                && settings.get(ENV_OPENAI_BASE_URL).is_none() =>
+        {
+            Err(ConfigError::Required {
+                name: ENV_OPENAI_API_KEY,
+                fix: "OpenAI's API needs a key (on AWS, OpenaiApiKeyParam); for your own server set OPENAI_BASE_URL instead",
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The configured model client (None: no model) and the settings every request uses. `sdk`
 /// is used for Bedrock only.
 pub fn model_client(

@@ -1,5 +1,6 @@
 //! What each command does: open the store, call the service function, print one result.
 
+mod deployed_smoke;
 mod eval;
 mod operator;
 mod serve;
@@ -14,7 +15,10 @@ pub async fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::User(cmd) => operator::user(&cli, cmd).await,
         Command::Token(cmd) => operator::token(&cli, cmd).await,
-        Command::Smoke => smoke::smoke().await,
+        Command::Smoke { deployed: None } => smoke::smoke().await,
+        Command::Smoke {
+            deployed: Some(url),
+        } => deployed_smoke::smoke_deployed(url).await,
         Command::Serve => serve::serve(&cli).await,
         Command::Eval {
             suite,

@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use steward_edge::config::{ENV_PUBLIC_URL, Settings};
 use steward_edge::{health, request_log};
+use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{
     Clock, InProcessQueue, QueueConfig, SqliteTable, SystemClock, Table, TurnQueue,
@@ -84,6 +85,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
     // Links in pages and messages point at this server unless a public URL (a tunnel) is set.
     let settings = env.with_default(ENV_PUBLIC_URL, format!("http://{bound}"));
 
+    let retention = retention::install_setting(settings.get(ENV_RETENTION_DAYS).as_deref())?;
     let web_config = web::local_config(&settings)?;
     if matches!(web_config.sign_in, SignInMode::Development) && !bound.ip().is_loopback() {
         bail!(
@@ -145,6 +147,10 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         println!("  (chat answers that no model is plugged in; set ANTHROPIC_API_KEY to chat)");
     }
     println!("  MCP: http://{bound}{}", mcp::MCP_PATH);
+    println!(
+        "  retention: {} days ({ENV_RETENTION_DAYS})",
+        retention.days()
+    );
 
     axum::serve(
         listener,

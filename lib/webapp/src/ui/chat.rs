@@ -1,6 +1,6 @@
 //! The chat page (`GET /app/chat`): the conversation with the assistant in the browser. The
 //! page is a shell; the script (`assets/app.js`) reads and sends messages through the chat
-//! API ([`crate::chat_api`]), shows a "working…" line while a turn runs and renders replies'
+//! API ([`crate::chat_api`]) — first the newest page, older pages on "Earlier messages" — shows a "working…" line while a turn runs and renders replies'
 //! buttons as buttons that post themselves back.
 //!
 //! For screen readers the log is a polite live region (each new message is read with who
@@ -43,6 +43,8 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
             p.muted.model-label { "Model: " (label) }
         }
         section #chat .chat data-api=(MESSAGES_PATH) aria-label="Conversation with Steward" {
+            // Shown by the script when older messages exist than the newest page it loaded.
+            button #chat-earlier .secondary type="button" hidden { "Earlier messages" }
             div #chat-log .chat-log role="log" aria-live="polite" aria-relevant="additions" {
                 p #chat-empty .muted { "No messages yet. Ask for something, for example: \
                                         \u{201c}create an event called Spring Meetup next Saturday\u{201d}." }

@@ -339,6 +339,76 @@ async fn reading_after_a_position_returns_only_later_messages() {
     }
 }
 
+/// Opening a long conversation reads its newest page only; older pages come on request.
+#[tokio::test]
+async fn a_conversation_of_500_messages_opens_on_its_newest_page() {
+    use steward_webapp::chat_api::CHAT_PAGE_MESSAGES;
+    let app = TestApp::new().await;
+    let mut ana = app.signed_in("Ana").await;
+    let key = ConversationKey::web(ana.user());
+    let table = app.table.as_ref();
+    for turn in 1..=250u64 {
+        transcript::put_seen(
+            table,
+            &key,
+            turn,
+            SEEN_USER,
+            seen(Role::User, &format!("q{turn}"), &[]),
+        )
+        .await
+        .unwrap();
+        transcript::put_seen(
+            table,
+            &key,
+            turn,
+            SEEN_REPLY,
+            seen(Role::Assistant, &format!("a{turn}"), &[]),
+        )
+        .await
+        .unwrap();
+    }
+    let newest = ana.get(API).await.json();
+    let shown = ns(&newest["messages"]);
+    assert_eq!(shown.len(), CHAT_PAGE_MESSAGES);
+    assert_eq!(
+        shown.first(),
+        Some(&22_600),
+        "turn 226's question starts the page"
+    );
+    assert_eq!(shown.last(), Some(&25_002), "the last reply ends it");
+    assert_eq!(newest["earlier"], true);
+    assert_eq!(newest["more"], false);
+
+    let before = ana.get(&format!("{API}?before=22600")).await.json();
+    let older = ns(&before["messages"]);
+    assert_eq!(older.len(), CHAT_PAGE_MESSAGES);
+    assert_eq!(older.first(), Some(&20_100));
+    assert_eq!(older.last(), Some(&22_502), "right before the newest page");
+    assert_eq!(before["earlier"], true);
+
+    let oldest = ana.get(&format!("{API}?before=300")).await.json();
+    assert_eq!(ns(&oldest["messages"]), vec![100, 102, 200, 202]);
+    assert_eq!(oldest["earlier"], false);
+
+    // Polling after the newest page still reads forwards, and nothing is new yet.
+    let after = ana.get(&format!("{API}?after=25002")).await.json();
+    assert_eq!(ns(&after["messages"]), Vec::<u64>::new());
+    assert!(after.get("earlier").is_none());
+
+    for bad in ["0", "x", "-5"] {
+        let res = ana.get(&format!("{API}?before={bad}")).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "before={bad}");
+    }
+    let res = ana.get(&format!("{API}?after=1&before=2")).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+
+    let page = ana.get("/app/chat").await;
+    assert!(
+        page.body.contains("id=\"chat-earlier\""),
+        "the page has the button"
+    );
+}
+
 #[tokio::test]
 async fn working_is_true_from_the_claim_until_the_reply() {
     let app = TestApp::new().await;

@@ -1,8 +1,9 @@
 // Steward's one page script: no inline handlers (the CSP forbids inline script), no
 // framework, and text always goes in through textContent, never innerHTML.
 //
-// The chat page (#chat): reads the conversation from the chat API
-// (GET /api/chat/messages?after=N), sends messages and button clicks
+// The chat page (#chat): reads the newest page of the conversation from the chat API
+// (GET /api/chat/messages), older pages when "Earlier messages" is pressed (?before=N), then
+// polls for what comes after (?after=N); sends messages and button clicks
 // (POST, with the session's CSRF token from <meta name="csrf-token"> as X-CSRF-Token),
 // shows "Working…" while a turn runs, and polls every second while working. Idle, it polls
 // after 5 s, then waits twice as long each time nothing new came (up to a minute); it does not
@@ -40,8 +41,11 @@
   var form = document.getElementById("chat-form");
   var input = document.getElementById("chat-text");
   var sendButton = document.getElementById("chat-send");
+  var earlierButton = document.getElementById("chat-earlier");
 
   var after = 0; // position of the last message shown
+  var first = 0; // position of the first message shown (0: none yet)
+  var loaded = false; // the newest page has been read; from then on, poll ?after=
   var serverWorking = false; // a turn is running
   var awaiting = null; // { after: n, at: ms } after sending, until a reply shows up
   var timer = null;
@@ -183,6 +187,52 @@
   }
 
   function render(m) {
+    log.appendChild(build(m));
+  }
+
+  // Shows the earlier-messages button when the server says older messages exist.
+  function showEarlier(earlier) {
+    earlierButton.hidden = !(earlier && first > 0);
+  }
+
+  // Reads the page before the first message shown and puts it above, keeping the view still.
+  function loadEarlier() {
+    earlierButton.disabled = true;
+    fetch(api + "?before=" + first, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    })
+      .then(function (res) {
+        if (!res.ok) {
+          throw new Error("Could not load earlier messages; press the button again.");
+        }
+        return res.json();
+      })
+      .then(function (data) {
+        var height = log.scrollHeight;
+        var top = log.firstChild;
+        var messages = data.messages || [];
+        messages.forEach(function (m) {
+          if (m.n < first) {
+            log.insertBefore(build(m), top);
+          }
+        });
+        if (messages.length) {
+          first = Math.min(first, messages[0].n);
+        }
+        log.scrollTop += log.scrollHeight - height;
+        earlierButton.disabled = false;
+        showEarlier(!!data.earlier);
+      })
+      .catch(function (e) {
+        earlierButton.disabled = false;
+        showError(e.message);
+      });
+  }
+
+  earlierButton.addEventListener("click", loadEarlier);
+
+  function build(m) {
     if (empty) {
       empty.remove();
       empty = null;
@@ -238,7 +288,7 @@
       });
       div.appendChild(row);
     }
-    log.appendChild(div);
+    return div;
   }
 
   function poll() {
@@ -247,7 +297,7 @@
       return;
     }
     polling = true;
-    fetch(api + "?after=" + after, {
+    fetch(loaded ? api + "?after=" + after : api, {
       credentials: "same-origin",
       headers: { Accept: "application/json" },
     })
@@ -270,6 +320,9 @@
           render(m);
           added = true;
           after = m.n;
+          if (first === 0) {
+            first = m.n;
+          }
           if (m.role === "assistant" && awaiting !== null && m.n > awaiting.after) {
             awaiting = null;
           }
@@ -277,6 +330,10 @@
         if (added) {
           log.scrollTop = log.scrollHeight;
           window.scrollTo(0, document.body.scrollHeight);
+        }
+        if (!loaded) {
+          loaded = true;
+          showEarlier(!!data.earlier);
         }
         serverWorking = !!data.working;
         if (awaiting !== null && Date.now() - awaiting.at >= AWAIT_REPLY_MAX_MS) {
