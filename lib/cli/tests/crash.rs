@@ -85,7 +85,12 @@ impl FakeModel {
     }
 }
 
-async fn answer(State(fake): State<Arc<FakeModel>>, body: String) -> (StatusCode, String) {
+/// Answers as the Messages API does when it does not stream: a JSON body labelled as such (the
+/// client reads an `application/json` answer whole and parses anything else as a stream).
+async fn answer(
+    State(fake): State<Arc<FakeModel>>,
+    body: String,
+) -> (StatusCode, axum::Json<Value>) {
     let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     let n = {
         let mut requests = fake.requests.lock().unwrap();
@@ -93,11 +98,13 @@ async fn answer(State(fake): State<Arc<FakeModel>>, body: String) -> (StatusCode
         requests.len() - 1
     };
     match fake.plan.get(n).cloned() {
-        Some(Step::Answer(response)) => (StatusCode::OK, response.to_string()),
+        Some(Step::Answer(response)) => (StatusCode::OK, axum::Json(response)),
         Some(Step::Hold) => std::future::pending().await,
         None => (
             StatusCode::BAD_REQUEST,
-            json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("unplanned request {n}")}}).to_string(),
+            axum::Json(
+                json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("unplanned request {n}")}}),
+            ),
         ),
     }
 }

@@ -143,7 +143,7 @@ async fn bedrock_converse_one_message_one_tool_call_one_reply() {
     assert_eq!(requests.len(), 2);
     for (path, _) in &requests {
         let decoded = path.replace("%3A", ":");
-        assert_eq!(decoded, format!("/model/{model}/converse"), "{path}");
+        assert_eq!(decoded, format!("/model/{model}/converse-stream"), "{path}");
     }
     let second = &requests[1].1;
     let last = second["messages"].as_array().unwrap().last().unwrap();

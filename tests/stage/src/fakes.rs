@@ -77,17 +77,20 @@ impl FakeModel {
     }
 }
 
+/// Answers as the Messages API does when it does not stream: a JSON body labelled as such (the
+/// client reads an `application/json` answer whole and parses anything else as a stream).
 async fn model_answer(
     State(fake): State<Arc<FakeModel>>,
     body: String,
-) -> (axum::http::StatusCode, String) {
+) -> (axum::http::StatusCode, axum::Json<Value>) {
     let n = fake.calls.fetch_add(1, Ordering::Relaxed);
     tokio::time::sleep(fake.latency).await;
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return (
             axum::http::StatusCode::BAD_REQUEST,
-            json!({"type":"error","error":{"type":"invalid_request_error","message":"not JSON"}})
-                .to_string(),
+            axum::Json(
+                json!({"type":"error","error":{"type":"invalid_request_error","message":"not JSON"}}),
+            ),
         );
     };
     let answer = plan_answer(&request, n);
@@ -97,7 +100,7 @@ async fn model_answer(
             json!({"call": n, "messages": request.get("messages"), "answer": answer["content"]});
         let _ = writeln!(file, "{line}");
     }
-    (axum::http::StatusCode::OK, answer.to_string())
+    (axum::http::StatusCode::OK, axum::Json(answer))
 }
 
 /// The blocks of a message's content (a string is one text block).

@@ -49,10 +49,18 @@ impl FakeModel {
                         json!({"message": format!("unplanned request {n}")}),
                     ),
                 };
+                // Bedrock's answers stream (`ConverseStream`): the same answer as event frames.
+                if status == StatusCode::OK && uri.path().ends_with("/converse-stream") {
+                    return (
+                        status,
+                        [("content-type", "application/vnd.amazon.eventstream")],
+                        steward_llm::testing::converse_stream_body(&answer),
+                    );
+                }
                 (
                     status,
                     [("content-type", "application/json")],
-                    answer.to_string(),
+                    answer.to_string().into_bytes(),
                 )
             }
         });
