@@ -1,51 +1,36 @@
 //! The agent function's binary refuses to start half-configured: exit status 78 (EX_CONFIG) and
-//! one line on stderr naming the setting, before the Lambda runtime loop (which would need
-//! `AWS_LAMBDA_RUNTIME_API`, unset here) is reached.
-#![allow(clippy::unwrap_used)]
-
-use std::process::Command;
+//! one line on stderr naming the setting, before the Lambda runtime loop is reached.
 
 use steward_edge::startup::EXIT_CONFIG;
+use steward_testkit::startup::assert_refuses;
 
-/// Runs the binary with only `vars` (and a region, so the AWS SDK needs no lookup); returns
-/// its exit status and stderr.
-fn start(vars: &[(&str, &str)]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
-        .env_clear()
-        .env("AWS_REGION", "eu-west-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .envs(vars.iter().copied())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+const BIN: &str = env!("CARGO_BIN_EXE_agent");
 
 #[test]
 fn the_agent_binary_refuses_to_start_naming_the_missing_setting() {
-    let (status, stderr) = start(&[]);
-    assert_eq!(status, Some(EXIT_CONFIG), "{stderr}");
-    assert!(
-        stderr.starts_with("steward agent refuses to start: STEWARD_TABLE is not set: "),
-        "{stderr}"
+    assert_refuses(
+        BIN,
+        &[],
+        EXIT_CONFIG,
+        "steward agent refuses to start: STEWARD_TABLE is not set: ",
     );
-    assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
 }
 
-/// a Claude API model name with the Bedrock provider refuses the start too.
+/// A Claude API model name with the Bedrock provider refuses the start too.
 #[test]
 fn the_agent_binary_refuses_an_incoherent_setting() {
-    let (status, stderr) = start(&[
-        ("STEWARD_TABLE", "steward-table"),
-        (
-            "STEWARD_QUEUE_URL",
-            "https://sqs.eu-west-1.amazonaws.com/1/turns.fifo",
-        ),
-        ("STEWARD_MODEL_PROVIDER", "bedrock"),
-        ("STEWARD_MODEL", "claude-sonnet-4-5"),
-    ]);
-    assert_eq!(status, Some(EXIT_CONFIG), "{stderr}");
-    assert!(stderr.starts_with("steward agent refuses to start: STEWARD_MODEL: \"claude-sonnet-4-5\" is not a Bedrock model id;"), "{stderr}");
+    assert_refuses(
+        BIN,
+        &[
+            ("STEWARD_TABLE", "steward-table"),
+            (
+                "STEWARD_QUEUE_URL",
+                "https://sqs.eu-west-1.amazonaws.com/1/turns.fifo",
+            ),
+            ("STEWARD_MODEL_PROVIDER", "bedrock"),
+            ("STEWARD_MODEL", "claude-sonnet-4-5"),
+        ],
+        EXIT_CONFIG,
+        "steward agent refuses to start: STEWARD_MODEL: \"claude-sonnet-4-5\" is not a Bedrock model id;",
+    );
 }

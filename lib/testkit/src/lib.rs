@@ -6,8 +6,10 @@
 //! * [`webhooks`]: provider webhook payloads and the test secrets that sign them.
 //! * [`queue`]: a turn queue that records what routes enqueue.
 //! * [`samples`]: the sample Lambda events of `events/`.
+//! * [`startup`]: a function binary started with only the settings a test names.
 
 pub mod fake_api;
 pub mod queue;
 pub mod samples;
+pub mod startup;
 pub mod webhooks;
