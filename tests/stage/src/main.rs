@@ -19,6 +19,7 @@ mod esm;
 mod fakes;
 mod faults;
 mod figures;
+mod load;
 mod runtime;
 mod scenario;
 mod serve;
@@ -99,6 +100,11 @@ struct Args {
     /// Where the function binaries (and `steward`, for `--target serve`) are; default: $CARGO_TARGET_DIR/debug or target/debug.
     #[arg(long)]
     bin_dir: Option<PathBuf>,
+    /// The turn benchmark (`--target serve` only, with `--kill-rate 0`): every conversation
+    /// starts each turn together, and the server's CPU time per turn is printed per round
+    /// (turn 1 against the last), with its total and peak resident memory.
+    #[arg(long)]
+    lockstep: bool,
 }
 
 /// What runs the scenario.
@@ -140,6 +146,11 @@ fn bin_dir(args: &Args, root: &Path) -> PathBuf {
 }
 
 async fn run(args: Args) -> anyhow::Result<bool> {
+    if args.lockstep && (args.target != Target::Serve || args.kill_rate > 0.0) {
+        bail!(
+            "--lockstep measures one `steward serve` process: use it with --target serve and --kill-rate 0"
+        );
+    }
     let root = repo_root();
     let bins = bin_dir(&args, &root);
     let lambda = args.target != Target::Serve;
@@ -196,6 +207,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         dedupe_window: Duration::from_secs(args.dedupe_window_secs),
         reply_timeout: Duration::from_secs(args.reply_timeout_secs),
         seed,
+        rounds: None,
     };
     let mut summaries = Vec::new();
     if lambda {
@@ -448,6 +460,47 @@ async fn run_lambda(
     ))
 }
 
+/// The server's CPU time per turn (over the whole run, and per round with `--lockstep`) and its
+/// peak resident memory; `cost` is `None` when the server was restarted during the run.
+async fn print_server_cost(
+    cost: Option<(load::CpuTime, u64)>,
+    turns: usize,
+    rounds: Option<&load::Rounds>,
+    conversations: usize,
+) -> anyhow::Result<()> {
+    println!("---- server cost (serve, one process)");
+    let Some((cpu, peak)) = cost else {
+        println!("not measured            the server was restarted (use --kill-rate 0)");
+        return Ok(());
+    };
+    let per = u32::try_from(turns.max(1)).unwrap_or(u32::MAX);
+    println!(
+        "CPU                     user {} ms + system {} ms over {turns} messages: {} per message",
+        cpu.user.as_millis(),
+        cpu.system.as_millis(),
+        load::micros(cpu.total() / per)
+    );
+    println!(
+        "peak resident memory    {:.1} MB",
+        peak as f64 / 1_048_576.0
+    );
+    if let Some(rounds) = rounds {
+        let per_round = rounds.per_round(conversations).await?;
+        println!(
+            "per round               CPU per turn (readings in 10 ms ticks over {conversations} turns) and wall time"
+        );
+        for (i, round) in per_round.iter().enumerate() {
+            println!(
+                "  round {:>3}             {}  {} ms",
+                i + 1,
+                load::micros(round.cpu_per_turn),
+                round.wall.as_millis()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn load(a: &AtomicU64) -> u64 {
     a.load(Ordering::Relaxed)
 }
@@ -523,6 +576,18 @@ async fn run_serve(
         backend: apigw::Backend::Serve(server.clone()),
         requests: AtomicU64::new(0),
     });
+    let pid = server
+        .pid()
+        .await
+        .context("steward serve has no process id")?;
+    let cpu_at_start = load::cpu_time(pid)?;
+    let rounds = args
+        .lockstep
+        .then(|| Arc::new(load::Rounds::new(args.conversations, pid)));
+    let params = &scenario::Params {
+        rounds: rounds.clone(),
+        ..params.clone()
+    };
     let people = Arc::new(scenario::PeopleStats::default());
     let started = Instant::now();
     let sent = scenario::run(params, api, telegram.clone(), people.clone()).await;
@@ -539,6 +604,15 @@ async fn run_serve(
     }
     server.stop.store(true, Ordering::Relaxed);
     let killed = killer.await;
+    // One process's cost, read before it stops (a restarted server's time starts again).
+    let cost = if load(&server.kills) == 0 {
+        Some((
+            load::cpu_time(pid)?.since(cpu_at_start),
+            load::peak_rss_bytes(pid)?,
+        ))
+    } else {
+        None
+    };
     server.stop().await;
     let sent = sent?;
     killed.map_err(|e| anyhow::anyhow!("the killer task failed: {e}"))??;
@@ -589,6 +663,13 @@ async fn run_serve(
     for other in figures.other_sends.iter().take(5) {
         println!("  other send: {other}");
     }
+    print_server_cost(
+        cost,
+        figures.messages,
+        rounds.as_deref(),
+        args.conversations,
+    )
+    .await?;
     println!("serve log and store     {}", dir.display());
     let ok = figures.duplicate_effects == 0
         && figures.lost.is_empty()

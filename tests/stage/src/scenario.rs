@@ -51,6 +51,8 @@ pub struct Params {
     pub reply_timeout: Duration,
     /// The run's seed.
     pub seed: u64,
+    /// With `--lockstep`: the rounds every person waits at before each turn and after the last.
+    pub rounds: Option<Arc<crate::load::Rounds>>,
 }
 
 /// One message a person sent.
@@ -126,6 +128,9 @@ async fn person(
     let mut sent = Vec::new();
     let mut replies = telegram.subscribe();
     for t in 0..params.turns {
+        if let Some(rounds) = &params.rounds {
+            rounds.wait().await;
+        }
         let double = rng.random_bool(params.double_text_rate);
         let parts = if double { 2 } else { 1 };
         let mut turn = Vec::new();
@@ -190,6 +195,9 @@ async fn person(
             }
             let _ = tokio::time::timeout(left, replies.changed()).await;
         }
+    }
+    if let Some(rounds) = &params.rounds {
+        rounds.wait().await;
     }
     while duplicates.join_next().await.is_some() {}
     sent

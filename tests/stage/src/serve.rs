@@ -116,6 +116,11 @@ impl Serve {
         }
     }
 
+    /// The running server's process id.
+    pub async fn pid(&self) -> Option<u32> {
+        self.child.lock().await.as_ref().and_then(Child::id)
+    }
+
     /// Kills the server with `SIGKILL` and starts it again.
     async fn kill_and_restart(&self) -> anyhow::Result<()> {
         if let Some(mut child) = self.child.lock().await.take() {
