@@ -34,9 +34,9 @@ mod validate;
 mod write;
 
 pub use blob::{
-    BLOB_DIGEST_HEX_LEN, BLOB_FOLDER_NAME, BLOB_KEY_BYTES_MAX, BLOB_KEY_PREFIX, BLOB_OWNER_BYTES_MAX,
-    Blob, BlobError, BlobKey, BlobKeyError, BlobOwner, BlobStore, FolderBlobStore,
-    MEDIA_TYPE_BYTES_MAX, MediaType, MediaTypeError,
+    BLOB_DIGEST_HEX_LEN, BLOB_FOLDER_NAME, BLOB_KEY_BYTES_MAX, BLOB_KEY_PREFIX,
+    BLOB_OWNER_BYTES_MAX, Blob, BlobError, BlobKey, BlobKeyError, BlobOwner, BlobStore,
+    FolderBlobStore, MEDIA_TYPE_BYTES_MAX, MediaType, MediaTypeError,
 };
 #[cfg(feature = "s3")]
 pub use blob::{
@@ -49,7 +49,8 @@ pub use dynamo::{DynamoTable, TableDefinition, create_table};
 pub use error::StoreError;
 pub use item::Item;
 pub use limits::{
-    BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
+    BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX,
+    SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
 };
 pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{

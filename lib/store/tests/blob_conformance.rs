@@ -121,9 +121,18 @@ fn file_of(dir: &TempDir, key: &BlobKey) -> PathBuf {
 async fn folder_layout_is_one_file_per_blob_and_no_temporaries_remain() {
     let dir = TempDir::new();
     let store = FolderBlobStore::in_data_dir(&dir.0).unwrap();
-    assert_eq!(store.root(), std::fs::canonicalize(dir.0.join("blobs")).unwrap());
-    let key = store.put(&alice(), &png(), b"pixels".to_vec()).await.unwrap();
-    store.put(&alice(), &png(), b"pixels".to_vec()).await.unwrap();
+    assert_eq!(
+        store.root(),
+        std::fs::canonicalize(dir.0.join("blobs")).unwrap()
+    );
+    let key = store
+        .put(&alice(), &png(), b"pixels".to_vec())
+        .await
+        .unwrap();
+    store
+        .put(&alice(), &png(), b"pixels".to_vec())
+        .await
+        .unwrap();
     let file = file_of(&dir, &key);
     assert_eq!(std::fs::read(&file).unwrap(), b"image/png\npixels");
     let names: Vec<_> = std::fs::read_dir(file.parent().unwrap())
@@ -137,12 +146,23 @@ async fn folder_layout_is_one_file_per_blob_and_no_temporaries_remain() {
 async fn folder_refuses_a_tampered_or_truncated_blob() {
     let dir = TempDir::new();
     let store = FolderBlobStore::in_data_dir(&dir.0).unwrap();
-    let key = store.put(&alice(), &png(), b"pixels".to_vec()).await.unwrap();
+    let key = store
+        .put(&alice(), &png(), b"pixels".to_vec())
+        .await
+        .unwrap();
     let file = file_of(&dir, &key);
-    for tampered in [&b"image/png\npixelz"[..], b"image/png\npix", b"image/jpeg\npixels", b"no header at all"] {
+    for tampered in [
+        &b"image/png\npixelz"[..],
+        b"image/png\npix",
+        b"image/jpeg\npixels",
+        b"no header at all",
+    ] {
         std::fs::write(&file, tampered).unwrap();
         assert!(
-            matches!(store.get(&alice(), &key).await, Err(BlobError::Corrupt { .. })),
+            matches!(
+                store.get(&alice(), &key).await,
+                Err(BlobError::Corrupt { .. })
+            ),
             "{tampered:?}"
         );
     }
@@ -178,7 +198,10 @@ async fn folder_refuses_symbolic_links_out_of_the_folder() {
     ));
     let left: Vec<_> = std::fs::read_dir(&outside.0).unwrap().collect();
     assert_eq!(left.len(), 1, "nothing written or removed outside");
-    assert_eq!(std::fs::read(outside.0.join(key.digest())).unwrap(), b"image/png\nsecret");
+    assert_eq!(
+        std::fs::read(outside.0.join(key.digest())).unwrap(),
+        b"image/png\nsecret"
+    );
 
     // A blob file that is a link (to a file outside, or dangling) is refused too.
     std::fs::remove_file(&owner_dir).unwrap();
@@ -195,9 +218,17 @@ async fn folder_refuses_symbolic_links_out_of_the_folder() {
         Err(BlobError::OutsideFolder { .. })
     ));
     // A put replaces the link with a real file and never writes through it.
-    let put = store.put(&alice(), &png(), b"secret".to_vec()).await.unwrap();
+    let put = store
+        .put(&alice(), &png(), b"secret".to_vec())
+        .await
+        .unwrap();
     assert_eq!(put, key);
-    assert!(!std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+    assert!(
+        !std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert!(!outside.0.join("missing").exists());
     assert_eq!(store.get(&alice(), &key).await.unwrap().bytes, b"secret");
 }
@@ -209,7 +240,10 @@ async fn folder_sweep_removes_old_blobs_and_stray_temporaries_only() {
     let dir = TempDir::new();
     let store = FolderBlobStore::in_data_dir(&dir.0).unwrap();
     let old = store.put(&alice(), &png(), b"old".to_vec()).await.unwrap();
-    let fresh = store.put(&alice(), &png(), b"fresh".to_vec()).await.unwrap();
+    let fresh = store
+        .put(&alice(), &png(), b"fresh".to_vec())
+        .await
+        .unwrap();
     let stray = file_of(&dir, &old).with_file_name(".tmp-crashed");
     std::fs::write(&stray, b"image/png\nhalf").unwrap();
     let long_ago = SystemTime::now() - Duration::from_secs(31 * 24 * 3600);
@@ -223,7 +257,10 @@ async fn folder_sweep_removes_old_blobs_and_stray_temporaries_only() {
     }
     let month = Duration::from_secs(steward_store::BLOB_RETENTION_DAYS * 24 * 3600);
     assert_eq!(store.sweep_older_than(month).await.unwrap(), 2);
-    assert!(matches!(store.get(&alice(), &old).await, Err(BlobError::NotFound { .. })));
+    assert!(matches!(
+        store.get(&alice(), &old).await,
+        Err(BlobError::NotFound { .. })
+    ));
     assert!(!stray.exists());
     assert_eq!(store.get(&alice(), &fresh).await.unwrap().bytes, b"fresh");
     assert_eq!(store.sweep_older_than(month).await.unwrap(), 0);
@@ -235,7 +272,10 @@ async fn s3_puts_ask_for_encryption_and_the_media_type() {
         return;
     };
     let store = S3BlobStore::new(client.clone(), &name);
-    let key = store.put(&alice(), &png(), b"pixels".to_vec()).await.unwrap();
+    let key = store
+        .put(&alice(), &png(), b"pixels".to_vec())
+        .await
+        .unwrap();
     let head = client
         .head_object()
         .bucket(&name)
@@ -256,7 +296,10 @@ async fn s3_refuses_an_object_that_does_not_match_its_key() {
         return;
     };
     let store = S3BlobStore::new(client.clone(), &name);
-    let key = store.put(&alice(), &png(), b"pixels".to_vec()).await.unwrap();
+    let key = store
+        .put(&alice(), &png(), b"pixels".to_vec())
+        .await
+        .unwrap();
     for (content_type, body) in [
         ("image/png", &b"pixelz"[..]),
         ("image/jpeg", b"pixels"),
@@ -272,7 +315,10 @@ async fn s3_refuses_an_object_that_does_not_match_its_key() {
             .await
             .unwrap();
         assert!(
-            matches!(store.get(&alice(), &key).await, Err(BlobError::Corrupt { .. })),
+            matches!(
+                store.get(&alice(), &key).await,
+                Err(BlobError::Corrupt { .. })
+            ),
             "{content_type} {body:?}"
         );
     }
@@ -288,6 +334,12 @@ async fn s3_settings_build_a_working_store() {
     let settings = steward_store::S3BlobSettings::from_values(Some(&name), Some("1")).unwrap();
     let store = S3BlobStore::from_settings(&config, &settings);
     assert_eq!(store.bucket(), name);
-    let key = store.put(&alice(), &png(), b"via settings".to_vec()).await.unwrap();
-    assert_eq!(store.get(&alice(), &key).await.unwrap().bytes, b"via settings");
+    let key = store
+        .put(&alice(), &png(), b"via settings".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&alice(), &key).await.unwrap().bytes,
+        b"via settings"
+    );
 }

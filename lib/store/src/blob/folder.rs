@@ -178,7 +178,10 @@ fn read_blob(dir: &Path, file: &Path, key: &BlobKey) -> Result<Blob, BlobError> 
     }
     let most = (BLOB_BYTES_MAX + MEDIA_TYPE_BYTES_MAX + 1) as u64;
     if meta.len() > most {
-        return Err(corrupt(format!("{} bytes, over any blob's size", meta.len())));
+        return Err(corrupt(format!(
+            "{} bytes, over any blob's size",
+            meta.len()
+        )));
     }
     let data = match fs::read(file) {
         Ok(data) => data,

@@ -51,7 +51,9 @@ pub enum BlobKeyError {
     #[error("the blob key has a '.' or '..' segment")]
     DotSegment,
     /// A character outside `[A-Za-z0-9_/-]`.
-    #[error("the blob key has {character:?} at byte {position}; only A-Z, a-z, 0-9, '_', '-' and '/' are allowed")]
+    #[error(
+        "the blob key has {character:?} at byte {position}; only A-Z, a-z, 0-9, '_', '-' and '/' are allowed"
+    )]
     BadCharacter {
         /// Byte offset of the character.
         position: usize,
@@ -102,7 +104,9 @@ impl fmt::Display for BlobOwner {
 
 /// The name of one stored blob: `media/<owner>/<sha256 hex>`. Only two ways in: derived from
 /// content by the store, or parsed (and so validated) from text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct BlobKey {
     text: String,
@@ -320,9 +324,18 @@ mod tests {
             (format!("photos/u/{d}"), BlobKeyError::Shape),
             (format!("media/{d}"), BlobKeyError::Shape),
             ("media/u/ABCDEF".to_string(), BlobKeyError::BadDigest),
-            (format!("media/u/{}", "A".repeat(64)), BlobKeyError::BadDigest),
-            (format!("media/u/{}", "a".repeat(63)), BlobKeyError::BadDigest),
-            (format!("media/u/{}g", "a".repeat(63)), BlobKeyError::BadDigest),
+            (
+                format!("media/u/{}", "A".repeat(64)),
+                BlobKeyError::BadDigest,
+            ),
+            (
+                format!("media/u/{}", "a".repeat(63)),
+                BlobKeyError::BadDigest,
+            ),
+            (
+                format!("media/u/{}g", "a".repeat(63)),
+                BlobKeyError::BadDigest,
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(BlobKey::parse(&text), Err(want), "{text:?}");

@@ -8,13 +8,17 @@ pub const MEDIA_TYPE_BYTES_MAX: usize = 127;
 
 /// Why a media type was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a media type of the form type/subtype (letters, digits and !#$&^_.+- only, no parameters, at most 127 bytes)")]
+#[error(
+    "{0:?} is not a media type of the form type/subtype (letters, digits and !#$&^_.+- only, no parameters, at most 127 bytes)"
+)]
 pub struct MediaTypeError(pub String);
 
 /// A media type such as `image/png`: `type/subtype` of RFC 6838's restricted-name characters,
 /// without parameters, stored in lowercase (media types are case-insensitive, and the blob key
 /// is derived from this exact text).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "String", into = "String")]
 pub struct MediaType(String);
 
@@ -77,8 +81,16 @@ mod tests {
 
     #[test]
     fn media_types_are_checked_and_lowercased() {
-        for ok in ["image/png", "application/pdf", "image/svg+xml", "application/vnd.ms-excel"] {
-            assert_eq!(MediaType::parse(ok).map(|m| m.as_str().to_owned()), Ok(ok.to_owned()));
+        for ok in [
+            "image/png",
+            "application/pdf",
+            "image/svg+xml",
+            "application/vnd.ms-excel",
+        ] {
+            assert_eq!(
+                MediaType::parse(ok).map(|m| m.as_str().to_owned()),
+                Ok(ok.to_owned())
+            );
         }
         assert_eq!(
             MediaType::parse("Image/JPEG").map(|m| m.as_str().to_owned()),

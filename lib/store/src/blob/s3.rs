@@ -43,7 +43,9 @@ pub enum S3SettingsError {
     #[error("{ENV_BLOB_BUCKET} is not set: name the S3 bucket media is stored in")]
     MissingBucket,
     /// Not a valid S3 bucket name.
-    #[error("{ENV_BLOB_BUCKET} is {0:?}, not an S3 bucket name (3-63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)")]
+    #[error(
+        "{ENV_BLOB_BUCKET} is {0:?}, not an S3 bucket name (3-63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)"
+    )]
     BadBucket(String),
     /// `STEWARD_BLOB_PATH_STYLE` is neither a yes nor a no.
     #[error("{ENV_BLOB_PATH_STYLE} is {0:?}; use 1/true or 0/false")]
@@ -83,7 +85,8 @@ impl S3BlobSettings {
         if bucket.is_empty() {
             return Err(S3SettingsError::MissingBucket);
         }
-        let edge_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        let edge_ok =
+            |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
         if !(3..=63).contains(&bucket.len())
             || !bucket
                 .chars()
@@ -257,7 +260,14 @@ mod tests {
             S3BlobSettings::from_values(Some(""), None),
             Err(S3SettingsError::MissingBucket)
         );
-        for bad in ["ab", "Media", "media_bucket", "-media", "media-", &"a".repeat(64)] {
+        for bad in [
+            "ab",
+            "Media",
+            "media_bucket",
+            "-media",
+            "media-",
+            &"a".repeat(64),
+        ] {
             assert_eq!(
                 S3BlobSettings::from_values(Some(bad), None),
                 Err(S3SettingsError::BadBucket(bad.to_owned())),
@@ -271,7 +281,13 @@ mod tests {
                 path_style: false
             })
         );
-        for (flag, want) in [("1", true), ("true", true), ("0", false), ("false", false), ("", false)] {
+        for (flag, want) in [
+            ("1", true),
+            ("true", true),
+            ("0", false),
+            ("false", false),
+            ("", false),
+        ] {
             assert_eq!(
                 S3BlobSettings::from_values(Some("bucket"), Some(flag)).map(|s| s.path_style),
                 Ok(want)
@@ -286,7 +302,13 @@ mod tests {
     #[test]
     fn s3_calls_have_attempt_and_operation_bounds() {
         let t = s3_timeouts();
-        assert_eq!(t.operation_attempt_timeout(), Some(Duration::from_secs(S3_ATTEMPT_TIMEOUT_SECS)));
-        assert_eq!(t.operation_timeout(), Some(Duration::from_secs(S3_OPERATION_TIMEOUT_SECS)));
+        assert_eq!(
+            t.operation_attempt_timeout(),
+            Some(Duration::from_secs(S3_ATTEMPT_TIMEOUT_SECS))
+        );
+        assert_eq!(
+            t.operation_timeout(),
+            Some(Duration::from_secs(S3_OPERATION_TIMEOUT_SECS))
+        );
     }
 }

@@ -28,7 +28,10 @@ const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-a-tiny-test-image";
 pub async fn put_get_roundtrip_with_media_type(fx: Fixture) {
     let s = &fx.store;
     let alice = owner("u_alice");
-    let key = s.put(&alice, &media("image/png"), PNG.to_vec()).await.unwrap();
+    let key = s
+        .put(&alice, &media("image/png"), PNG.to_vec())
+        .await
+        .unwrap();
     assert_eq!(key.owner(), "u_alice");
     assert!(key.as_str().starts_with("media/u_alice/"), "{key}");
     let blob = s.get(&alice, &key).await.unwrap();
@@ -50,18 +53,36 @@ pub async fn put_get_roundtrip_with_media_type(fx: Fixture) {
 pub async fn put_is_idempotent_and_keys_are_content_addressed(fx: Fixture) {
     let s = &fx.store;
     let alice = owner("u_alice");
-    let first = s.put(&alice, &media("image/png"), PNG.to_vec()).await.unwrap();
-    let again = s.put(&alice, &media("image/png"), PNG.to_vec()).await.unwrap();
+    let first = s
+        .put(&alice, &media("image/png"), PNG.to_vec())
+        .await
+        .unwrap();
+    let again = s
+        .put(&alice, &media("image/png"), PNG.to_vec())
+        .await
+        .unwrap();
     assert_eq!(first, again);
     assert_eq!(s.get(&alice, &first).await.unwrap().bytes, PNG);
     // Same bytes, another media type: another key, each reading back its own type.
-    let as_webp = s.put(&alice, &media("image/webp"), PNG.to_vec()).await.unwrap();
+    let as_webp = s
+        .put(&alice, &media("image/webp"), PNG.to_vec())
+        .await
+        .unwrap();
     assert_ne!(as_webp, first);
-    assert_eq!(s.get(&alice, &as_webp).await.unwrap().media_type.as_str(), "image/webp");
-    assert_eq!(s.get(&alice, &first).await.unwrap().media_type.as_str(), "image/png");
+    assert_eq!(
+        s.get(&alice, &as_webp).await.unwrap().media_type.as_str(),
+        "image/webp"
+    );
+    assert_eq!(
+        s.get(&alice, &first).await.unwrap().media_type.as_str(),
+        "image/png"
+    );
     // Same content, another owner: another key (the owner is part of it).
     let bob = owner("u_bob");
-    let bobs = s.put(&bob, &media("image/png"), PNG.to_vec()).await.unwrap();
+    let bobs = s
+        .put(&bob, &media("image/png"), PNG.to_vec())
+        .await
+        .unwrap();
     assert_ne!(bobs, first);
     assert_eq!(bobs.digest(), first.digest());
     // Concurrent puts of the same content all succeed with one key and one readable blob.
@@ -81,7 +102,10 @@ pub async fn put_is_idempotent_and_keys_are_content_addressed(fx: Fixture) {
     }
     keys.dedup();
     assert_eq!(keys.len(), 1);
-    assert_eq!(s.get(&alice, &keys[0]).await.unwrap().bytes, b"GIF89a-concurrent");
+    assert_eq!(
+        s.get(&alice, &keys[0]).await.unwrap().bytes,
+        b"GIF89a-concurrent"
+    );
 }
 
 pub async fn a_missing_key_is_not_found(fx: Fixture) {
@@ -98,7 +122,10 @@ pub async fn another_owners_key_is_refused(fx: Fixture) {
     let s = &fx.store;
     let alice = owner("u_alice");
     let mallory = owner("u_mallory");
-    let key = s.put(&alice, &media("image/png"), PNG.to_vec()).await.unwrap();
+    let key = s
+        .put(&alice, &media("image/png"), PNG.to_vec())
+        .await
+        .unwrap();
     assert!(matches!(
         s.get(&mallory, &key).await,
         Err(BlobError::WrongOwner { .. })
@@ -118,7 +145,10 @@ pub async fn another_owners_key_is_refused(fx: Fixture) {
 pub async fn bad_keys_are_refused_before_any_lookup(fx: Fixture) {
     let d = "a".repeat(64);
     for (text, want) in [
-        (format!("media/u_alice/../u_bob/{d}"), BlobKeyError::DotSegment),
+        (
+            format!("media/u_alice/../u_bob/{d}"),
+            BlobKeyError::DotSegment,
+        ),
         (format!("/media/u_alice/{d}"), BlobKeyError::Absolute),
         (
             format!("media/u_alice/{d}.png"),
@@ -127,7 +157,10 @@ pub async fn bad_keys_are_refused_before_any_lookup(fx: Fixture) {
                 character: '.',
             },
         ),
-        (format!("media/u_alice/{}", &d[..10]), BlobKeyError::BadDigest),
+        (
+            format!("media/u_alice/{}", &d[..10]),
+            BlobKeyError::BadDigest,
+        ),
         (format!("other/u_alice/{d}"), BlobKeyError::Shape),
         (String::new(), BlobKeyError::Empty),
     ] {
@@ -178,8 +211,14 @@ pub async fn oversize_and_empty_blobs_are_refused_and_nothing_is_written(fx: Fix
 pub async fn delete_removes_and_is_idempotent(fx: Fixture) {
     let s = &fx.store;
     let alice = owner("u_alice");
-    let key = s.put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-jpeg".to_vec()).await.unwrap();
-    let other = s.put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-other".to_vec()).await.unwrap();
+    let key = s
+        .put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-jpeg".to_vec())
+        .await
+        .unwrap();
+    let other = s
+        .put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-other".to_vec())
+        .await
+        .unwrap();
     s.delete(&alice, &key).await.unwrap();
     assert!(matches!(
         s.get(&alice, &key).await,
@@ -187,9 +226,18 @@ pub async fn delete_removes_and_is_idempotent(fx: Fixture) {
     ));
     s.delete(&alice, &key).await.unwrap();
     // Only that blob went.
-    assert_eq!(s.get(&alice, &other).await.unwrap().bytes, b"\xff\xd8\xff-other");
+    assert_eq!(
+        s.get(&alice, &other).await.unwrap().bytes,
+        b"\xff\xd8\xff-other"
+    );
     // Putting it again brings it back under the same key.
-    let back = s.put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-jpeg".to_vec()).await.unwrap();
+    let back = s
+        .put(&alice, &media("image/jpeg"), b"\xff\xd8\xff-jpeg".to_vec())
+        .await
+        .unwrap();
     assert_eq!(back, key);
-    assert_eq!(s.get(&alice, &key).await.unwrap().bytes, b"\xff\xd8\xff-jpeg");
+    assert_eq!(
+        s.get(&alice, &key).await.unwrap().bytes,
+        b"\xff\xd8\xff-jpeg"
+    );
 }
