@@ -225,6 +225,54 @@ class TemplateTest(unittest.TestCase):
         self.assertIs(p["DeletionProtectionEnabled"], True)
         self.assertNotIn("GlobalSecondaryIndexes", p, "table.json has none")
 
+    def test_media_bucket_is_private_encrypted_tls_only_and_expires(self):
+        bucket = self.r["MediaBucket"]
+        self.assertEqual(bucket["Type"], "AWS::S3::Bucket")
+        # Consistent with the table: kept when the stack goes.
+        self.assertEqual(bucket["DeletionPolicy"], self.r["Table"]["DeletionPolicy"])
+        self.assertEqual(bucket["UpdateReplacePolicy"], self.r["Table"]["UpdateReplacePolicy"])
+        p = bucket["Properties"]
+        (sse,) = p["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+        self.assertIn(sse["ServerSideEncryptionByDefault"]["SSEAlgorithm"], {"AES256", "aws:kms"})
+        block = p["PublicAccessBlockConfiguration"]
+        self.assertEqual(block, {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                 "IgnorePublicAcls": True, "RestrictPublicBuckets": True})
+        self.assertEqual(p["OwnershipControls"]["Rules"], [{"ObjectOwnership": "BucketOwnerEnforced"}])
+        self.assertNotIn("AccessControl", p, "no ACLs")
+        rules = p["LifecycleConfiguration"]["Rules"]
+        expiring = [r for r in rules if r["Status"] == "Enabled" and "ExpirationInDays" in r and "Prefix" not in r
+                    and "Filter" not in r]
+        self.assertEqual(len(expiring), 1, "one rule expires every object")
+        self.assertEqual(expiring[0]["ExpirationInDays"], rust_const("lib/store/src/limits.rs", "BLOB_RETENTION_DAYS"))
+        # The bucket policy only denies (plain HTTP); access is granted by the agent's role alone.
+        policies = [r for r in self.r.values() if r["Type"] == "AWS::S3::BucketPolicy"]
+        self.assertEqual(len(policies), 1)
+        self.assertEqual(policies[0]["Properties"]["Bucket"], {"Ref": "MediaBucket"})
+        (tls,) = policies[0]["Properties"]["PolicyDocument"]["Statement"]
+        self.assertEqual(tls["Effect"], "Deny")
+        self.assertEqual(tls["Condition"], {"Bool": {"aws:SecureTransport": "false"}})
+
+    def test_only_the_agent_reaches_the_media_bucket(self):
+        p = self.policy("AgentFunction")
+        self.assertEqual(set(as_list(p["MediaObjects"]["Action"])), {"s3:GetObject", "s3:PutObject"})
+        self.assertEqual(p["MediaObjects"]["Resource"], {"Fn::Sub": "${MediaBucket.Arn}/*"})
+        self.assertEqual(as_list(p["MediaList"]["Action"]), ["s3:ListBucket"])
+        self.assertEqual(p["MediaList"]["Resource"], {"Fn::GetAtt": ["MediaBucket", "Arn"]})
+        s3_statements = [s for s in statements(self.r["AgentFunction"])
+                         if any(a.startswith("s3:") for a in as_list(s["Action"]))]
+        self.assertEqual(len(s3_statements), 2, "no other S3 grant")
+        env = self.fn("AgentFunction")["Environment"]["Variables"]
+        self.assertEqual(env["STEWARD_BLOB_BUCKET"], {"Ref": "MediaBucket"})
+        for name in FUNCTIONS:
+            if name == "AgentFunction":
+                continue
+            text = json.dumps(self.fn(name))
+            self.assertNotIn("MediaBucket", text, f"{name} names the media bucket")
+            self.assertNotIn('"s3:', text, f"{name} has an S3 permission")
+        for name, r in self.r.items():
+            if r["Type"] in {"AWS::IAM::Role", "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"}:
+                self.assertNotIn('"s3:', json.dumps(r), f"{name} grants S3")
+
     def test_secrets_are_parameter_names_never_values(self):
         secret_vars = {
             "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_ACCESS_TOKEN", "TELEGRAM_BOT_TOKEN",
@@ -258,8 +306,8 @@ class TemplateTest(unittest.TestCase):
 
     def test_agent_gets_the_table_its_secrets_and_bedrock_only_when_chosen(self):
         p = self.policy("AgentFunction")
-        self.assertEqual(set(p), {"Table", "ChangeVisibility", "ReadOwnSecrets", "DecryptOwnSecrets",
-                                  "InvokeModel", "InvokeModelThroughProfile"})
+        self.assertEqual(set(p), {"Table", "ChangeVisibility", "MediaObjects", "MediaList", "ReadOwnSecrets",
+                                  "DecryptOwnSecrets", "InvokeModel", "InvokeModelThroughProfile"})
         self.assert_table(p["Table"])
         self.assertEqual(as_list(p["ChangeVisibility"]["Action"]), ["sqs:ChangeMessageVisibility"])
         self.assertEqual(p["ChangeVisibility"]["Resource"], {"Fn::GetAtt": ["TurnQueue", "Arn"]})
@@ -600,6 +648,40 @@ class CheckerCatchesMistakes(unittest.TestCase):
             t["Parameters"]["RetentionDays"]["MinValue"] = 1
         with self.assertRaises(AssertionError):
             self.mutated(change).test_retention_reaches_every_function_that_writes_rows()
+
+    def test_a_public_media_bucket_fails(self):
+        def change(t):
+            t["Resources"]["MediaBucket"]["Properties"]["PublicAccessBlockConfiguration"]["RestrictPublicBuckets"] = False
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_media_bucket_is_private_encrypted_tls_only_and_expires()
+
+    def test_a_media_expiry_other_than_the_codes_fails(self):
+        def change(t):
+            t["Resources"]["MediaBucket"]["Properties"]["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] = 90
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_media_bucket_is_private_encrypted_tls_only_and_expires()
+
+    def test_an_unencrypted_media_bucket_fails(self):
+        def change(t):
+            del t["Resources"]["MediaBucket"]["Properties"]["BucketEncryption"]
+        with self.assertRaises((AssertionError, KeyError)):
+            self.mutated(change).test_media_bucket_is_private_encrypted_tls_only_and_expires()
+
+    def test_media_access_for_another_function_fails(self):
+        def change(t):
+            t["Resources"]["WebFunction"]["Properties"]["Policies"][0]["Statement"].append(
+                {"Sid": "Media", "Effect": "Allow", "Action": "s3:GetObject",
+                 "Resource": {"Fn::Sub": "${MediaBucket.Arn}/*"}})
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_only_the_agent_reaches_the_media_bucket()
+
+    def test_a_broader_agent_media_grant_fails(self):
+        def change(t):
+            for s in t["Resources"]["AgentFunction"]["Properties"]["Policies"][0]["Statement"]:
+                if s.get("Sid") == "MediaObjects":
+                    s["Action"].append("s3:DeleteObject")
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_only_the_agent_reaches_the_media_bucket()
 
     def test_an_account_wide_cognito_domain_fails(self):
         def change(t):

@@ -8,9 +8,13 @@
 //!   [`InProcessQueue`] (durable in the `Table`, one worker per conversation) and [`SqsQueue`]
 //!   (SQS FIFO, consumed by the agent Lambda). Both retry a failed message on one schedule
 //!   ([`REDELIVERY_SCHEDULE`]); [`MessageVisibility`] is how the agent applies it on SQS.
+//! * [`BlobStore`]: media bytes (photos, PDFs) under content-addressed, owner-scoped keys
+//!   ([`BlobKey`]). Adapters: [`FolderBlobStore`] (a folder under `steward serve`'s data
+//!   directory) and `S3BlobStore` (feature `s3`, Lambda).
 
-#[cfg(any(feature = "dynamo", feature = "sqs"))]
+#[cfg(any(feature = "dynamo", feature = "sqs", feature = "s3"))]
 pub mod aws;
+mod blob;
 mod clock;
 #[cfg(feature = "dynamo")]
 mod dynamo;
@@ -29,13 +33,24 @@ pub mod testing;
 mod validate;
 mod write;
 
+pub use blob::{
+    BLOB_DIGEST_HEX_LEN, BLOB_FOLDER_NAME, BLOB_KEY_BYTES_MAX, BLOB_KEY_PREFIX,
+    BLOB_OWNER_BYTES_MAX, Blob, BlobError, BlobKey, BlobKeyError, BlobOwner, BlobStore,
+    FolderBlobStore, MEDIA_TYPE_BYTES_MAX, MediaType, MediaTypeError,
+};
+#[cfg(feature = "s3")]
+pub use blob::{
+    ENV_BLOB_BUCKET, ENV_BLOB_PATH_STYLE, S3_ATTEMPT_TIMEOUT_SECS, S3_OPERATION_TIMEOUT_SECS,
+    S3BlobSettings, S3BlobStore, S3SettingsError, s3_timeouts,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "dynamo")]
 pub use dynamo::{DynamoTable, TableDefinition, create_table};
 pub use error::StoreError;
 pub use item::Item;
 pub use limits::{
-    ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
+    BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX,
+    SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
 };
 pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{

@@ -15,3 +15,15 @@ pub const PARTITION_KEY_BYTES_MAX: usize = 2048;
 
 /// Longest sort key DynamoDB accepts, in UTF-8 bytes.
 pub const SORT_KEY_BYTES_MAX: usize = 1024;
+
+/// Largest blob (one photo or document) the blob store accepts, in bytes: 20 MB, the most the
+/// Telegram Bot API lets a bot download (WhatsApp's images stop at 5 MB, its documents go
+/// higher but no model provider takes a document that large in one request), and small enough
+/// that the 512 MB agent function holds a few in memory at once.
+pub const BLOB_BYTES_MAX: usize = 20 * 1024 * 1024;
+
+/// Days a blob is kept: the S3 bucket's lifecycle rule expires objects after this many days
+/// (`template.yaml`; `infra/template_test.py` checks they agree) and
+/// `FolderBlobStore::sweep_older_than` is given the same. A month covers replaying any
+/// conversation still in progress; the photo itself is not a record worth keeping longer.
+pub const BLOB_RETENTION_DAYS: u64 = 30;
