@@ -6,11 +6,16 @@
 //! bytes ([`whatsapp::verify_signature`], [`telegram::verify_secret`]; 401) → the parser
 //! ([`whatsapp::parse_webhook`], [`telegram::parse_update`]; a malformed body is logged and
 //! answered 200) → enqueue. The web chat builds its message with [`web::web_message`].
+//!
+//! An attachment is downloaded later, in the turn, by a [`MediaFetcher`]
+//! ([`WhatsappMediaFetcher`], [`TelegramMediaFetcher`]) from its [`MediaRef`]; what fails is a
+//! [`FetchError`] with one line for the person ([`fetch_error_reply`]).
 
 mod config;
 mod inbound;
 pub mod markup;
 mod media;
+mod media_fetch;
 mod profile;
 mod secret;
 mod sender;
@@ -22,7 +27,7 @@ pub use config::{
     CONNECT_TIMEOUT_SECS, ConfigError, ENV_TELEGRAM_API_BASE, ENV_TELEGRAM_BOT_TOKEN,
     ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_API_BASE,
     ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_PHONE_NUMBER_ID, ENV_WHATSAPP_VERIFY_TOKEN,
-    SEND_TIMEOUT_SECS, http_client,
+    SEND_TIMEOUT_SECS, http_client, media_http_client,
 };
 pub use inbound::{
     BodyTooLarge, CARD_FIELD_CHARS_MAX, CONTACTS_MAX, Channel, ChatKind, ID_BYTES_MAX,
@@ -31,7 +36,16 @@ pub use inbound::{
 };
 pub use media::{
     AUDIO_REPLY, DOCUMENT_REPLY, MEDIA_NOT_UNDERSTOOD_REPLY, MediaAnswer, PHOTO_REPLY,
-    STICKER_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY, media_answer, media_reply,
+    STICKER_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY, fetch_error_reply,
+    media_answer, media_reply,
+};
+pub use media_fetch::{
+    Checked, Dimensions, FILE_PATH_BYTES_MAX, FetchError, FetchedMedia, IMAGE_BYTES_MAX,
+    IMAGE_SIDE_PX_MAX, MEDIA_FETCH_TIMEOUT, MEDIA_FETCH_TIMEOUT_SECS, MEDIA_ID_BYTES_MAX,
+    META_ANSWER_BYTES_MAX, MediaFetcher, MediaType, PDF_BYTES_MAX, PDF_PAGES_MAX, SizeLimit,
+    TELEGRAM_GET_FILE_BYTES_MAX, TelegramMediaFetcher, WHATSAPP_MEDIA_HOST_SUFFIXES,
+    WhatsappMediaFetcher, check_bytes, image_dimensions, is_allowed_download_url, is_fetchable,
+    is_plain_media_id, is_safe_file_path, pdf_is_complete, pdf_pages_seen, sniff,
 };
 pub use profile::ChannelProfile;
 pub use secret::Secret;

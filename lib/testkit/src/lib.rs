@@ -3,11 +3,15 @@
 //!
 //! * [`fake_api`]: a fake provider API on 127.0.0.1 that records every request and answers
 //!   from a script (the channels' senders, the worker's spine).
+//! * [`fake_media`]: a fake WhatsApp and Telegram media API serving files and injecting
+//!   failures; [`media`]: tiny media files built in code.
 //! * [`webhooks`]: provider webhook payloads and the test secrets that sign them.
 //! * [`queue`]: a turn queue that records what routes enqueue.
 //! * [`samples`]: the sample Lambda events of `events/`.
 
 pub mod fake_api;
+pub mod fake_media;
+pub mod media;
 pub mod queue;
 pub mod samples;
 pub mod webhooks;
