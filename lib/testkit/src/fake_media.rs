@@ -122,8 +122,7 @@ impl MediaFile {
     }
 
     fn declared(&self) -> Option<u64> {
-        self.declared_size
-            .unwrap_or(Some(self.bytes.len() as u64))
+        self.declared_size.unwrap_or(Some(self.bytes.len() as u64))
     }
 }
 
@@ -326,10 +325,7 @@ async fn handle(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap) -
         let found = lock(&inner.files)
             .iter()
             .find(|(id, f)| {
-                f.file_path
-                    .clone()
-                    .unwrap_or_else(|| format!("files/{id}"))
-                    == file_path
+                f.file_path.clone().unwrap_or_else(|| format!("files/{id}")) == file_path
             })
             .map(|(id, f)| (id.clone(), f.clone()));
         return match found {

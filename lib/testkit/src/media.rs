@@ -63,7 +63,10 @@ pub fn pdf(pages: usize) -> Vec<u8> {
     let kids: Vec<String> = (0..pages).map(|i| format!("{} 0 R", i + 3)).collect();
     let mut objects = vec![
         "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
-        format!("<< /Type /Pages /Kids [{}] /Count {pages} >>", kids.join(" ")),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {pages} >>",
+            kids.join(" ")
+        ),
     ];
     for _ in 0..pages {
         objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>".to_owned());
@@ -73,7 +76,9 @@ pub fn pdf(pages: usize) -> Vec<u8> {
         out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
     }
     let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }

@@ -70,14 +70,13 @@ struct Overflow;
 
 /// Reads `response`'s body, stopping with [`Overflow`] as soon as it is over `cap` bytes
 /// (the rest is never read: dropping the response closes the connection).
-async fn read_body(mut response: reqwest::Response, cap: u64) -> Result<Result<Vec<u8>, Overflow>, FetchError> {
+async fn read_body(
+    mut response: reqwest::Response,
+    cap: u64,
+) -> Result<Result<Vec<u8>, Overflow>, FetchError> {
     let expected = response.content_length().unwrap_or(0).min(cap);
     let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| transport_error(&e))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
         if (bytes.len() + chunk.len()) as u64 > cap {
             return Ok(Err(Overflow));
         }
@@ -110,7 +109,9 @@ pub(crate) async fn read_file(
 }
 
 /// Reads a provider's JSON answer about a file (at most [`META_ANSWER_BYTES_MAX`] bytes).
-pub(crate) async fn read_json(response: reqwest::Response) -> Result<serde_json::Value, FetchError> {
+pub(crate) async fn read_json(
+    response: reqwest::Response,
+) -> Result<serde_json::Value, FetchError> {
     let malformed = FetchError::Provider {
         status: None,
         reason: "malformed answer",

@@ -25,8 +25,8 @@ pub use limits::{
     PDF_PAGES_MAX, SizeLimit, TELEGRAM_GET_FILE_BYTES_MAX,
 };
 pub use sniff::{
-    Checked, Dimensions, MediaType, check_bytes, image_dimensions, pdf_is_complete,
-    pdf_pages_seen, sniff,
+    Checked, Dimensions, MediaType, check_bytes, image_dimensions, pdf_is_complete, pdf_pages_seen,
+    sniff,
 };
 pub use telegram::{TelegramMediaFetcher, is_safe_file_path};
 pub use whatsapp::{WHATSAPP_MEDIA_HOST_SUFFIXES, WhatsappMediaFetcher, is_allowed_download_url};

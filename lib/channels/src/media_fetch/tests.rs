@@ -96,7 +96,11 @@ fn every_declared_type_must_agree_with_the_bytes() {
         Err(FetchError::TypeMismatch { .. })
     ));
     assert_eq!(
-        check_bytes(MediaKind::Document, &[Some("text/html; charset=utf-8")], &png),
+        check_bytes(
+            MediaKind::Document,
+            &[Some("text/html; charset=utf-8")],
+            &png
+        ),
         Err(FetchError::WrongType {
             found: "text/html".into()
         })
@@ -109,12 +113,22 @@ fn every_declared_type_must_agree_with_the_bytes() {
     ];
     assert!(check_bytes(MediaKind::Image, &ok, &png).is_ok());
     let jpeg = media::jpeg(10, 10);
-    assert!(check_bytes(MediaKind::Image, &[Some("image/jpg"), Some("image/pjpeg")], &jpeg).is_ok());
+    assert!(
+        check_bytes(
+            MediaKind::Image,
+            &[Some("image/jpg"), Some("image/pjpeg")],
+            &jpeg
+        )
+        .is_ok()
+    );
 }
 
 #[test]
 fn declared_types_set_the_cap_before_the_download() {
-    assert_eq!(Declared::parse(Some("application/x-pdf")), Declared::Accepted(MediaType::Pdf));
+    assert_eq!(
+        Declared::parse(Some("application/x-pdf")),
+        Declared::Accepted(MediaType::Pdf)
+    );
     assert_eq!(Declared::parse(Some(" ")), Declared::Nothing);
     assert_eq!(Declared::Nothing.cap(MediaKind::Image), SizeLimit::Image);
     assert_eq!(Declared::Nothing.cap(MediaKind::Document), SizeLimit::File);
@@ -204,7 +218,10 @@ fn a_pdf_must_be_complete_and_within_the_page_limit() {
         })
     );
     // Spacing does not matter; other names that start with `Page` are not pages.
-    assert_eq!(pdf_pages_seen(b"/Type/Page/Type\n/Page>>/Type /PageLabel /Type /Pages"), 2);
+    assert_eq!(
+        pdf_pages_seen(b"/Type/Page/Type\n/Page>>/Type /PageLabel /Type /Pages"),
+        2
+    );
     assert_eq!(pdf_pages_seen(b"/Type"), 0);
     assert_eq!(pdf_pages_seen(b"/Type   "), 0);
 }
@@ -237,14 +254,28 @@ fn the_token_goes_only_to_the_api_origin_or_metas_media_hosts() {
     }
     // A fake on loopback: its own origin only, port included.
     let local = "http://127.0.0.1:4000/graph";
-    assert!(is_allowed_download_url("http://127.0.0.1:4000/cdn/1", local));
-    assert!(!is_allowed_download_url("http://127.0.0.1:4001/cdn/1", local));
-    assert!(!is_allowed_download_url("https://127.0.0.1:4000/cdn/1", local));
+    assert!(is_allowed_download_url(
+        "http://127.0.0.1:4000/cdn/1",
+        local
+    ));
+    assert!(!is_allowed_download_url(
+        "http://127.0.0.1:4001/cdn/1",
+        local
+    ));
+    assert!(!is_allowed_download_url(
+        "https://127.0.0.1:4000/cdn/1",
+        local
+    ));
 }
 
 #[test]
 fn a_file_path_must_be_plain_and_relative() {
-    for ok in ["photos/file_0.jpg", "documents/file_12.pdf", "a", "x.y.z/b-c_d"] {
+    for ok in [
+        "photos/file_0.jpg",
+        "documents/file_12.pdf",
+        "a",
+        "x.y.z/b-c_d",
+    ] {
         assert!(is_safe_file_path(ok), "{ok}");
     }
     for bad in [
@@ -275,11 +306,17 @@ fn only_photos_and_files_with_plain_ids_are_fetched() {
     }
     let mut voice = MediaRef::of(MediaKind::Voice);
     voice.provider_media_id = Some("1".into());
-    assert_eq!(media_id(&voice), Err(FetchError::UnsupportedKind(MediaKind::Voice)));
+    assert_eq!(
+        media_id(&voice),
+        Err(FetchError::UnsupportedKind(MediaKind::Voice))
+    );
     let mut odd = MediaRef::of(MediaKind::Image);
     odd.provider_media_id = Some("../1".into());
     assert_eq!(media_id(&odd), Err(FetchError::NoMediaId));
-    assert_eq!(media_id(&MediaRef::of(MediaKind::Document)), Err(FetchError::NoMediaId));
+    assert_eq!(
+        media_id(&MediaRef::of(MediaKind::Document)),
+        Err(FetchError::NoMediaId)
+    );
 }
 
 #[test]

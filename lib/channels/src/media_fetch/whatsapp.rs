@@ -12,7 +12,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::download::{Hop, check_declared_size, read_file, read_json, status_error, transport_error, within};
+use super::download::{
+    Hop, check_declared_size, read_file, read_json, status_error, transport_error, within,
+};
 use super::limits::{MEDIA_FETCH_TIMEOUT, SizeLimit};
 use super::sniff::{Declared, check_bytes};
 use super::{FetchError, FetchedMedia, MediaFetcher, media_id};
@@ -186,4 +188,3 @@ impl MediaAnswer {
         })
     }
 }
-
