@@ -45,18 +45,6 @@ pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
         .build()
 }
 
-/// The HTTP client the media fetchers use: [`CONNECT_TIMEOUT_SECS`] like [`http_client`], a
-/// request timeout of [`crate::MEDIA_FETCH_TIMEOUT_SECS`] (the fetchers also hold one deadline
-/// over the whole fetch), and no redirects — a redirect could carry the access token, or the
-/// request, somewhere the host rule never saw; a 3xx answer is a provider failure.
-pub fn media_http_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        .timeout(crate::MEDIA_FETCH_TIMEOUT)
-        .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_SECS))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-}
-
 /// A required value from `lookup`, trimmed; unset or blank is [`ConfigError::Missing`].
 pub(crate) fn required(
     lookup: &impl Fn(&str) -> Option<String>,

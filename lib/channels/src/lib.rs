@@ -27,7 +27,7 @@ pub use config::{
     CONNECT_TIMEOUT_SECS, ConfigError, ENV_TELEGRAM_API_BASE, ENV_TELEGRAM_BOT_TOKEN,
     ENV_TELEGRAM_WEBHOOK_SECRET, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_API_BASE,
     ENV_WHATSAPP_APP_SECRET, ENV_WHATSAPP_PHONE_NUMBER_ID, ENV_WHATSAPP_VERIFY_TOKEN,
-    SEND_TIMEOUT_SECS, http_client, media_http_client,
+    SEND_TIMEOUT_SECS, http_client,
 };
 pub use inbound::{
     BodyTooLarge, CARD_FIELD_CHARS_MAX, CONTACTS_MAX, Channel, ChatKind, ID_BYTES_MAX,
@@ -48,7 +48,8 @@ pub use media_fetch::{
     META_ANSWER_BYTES_MAX, MediaFetcher, MediaType, PDF_BYTES_MAX, PDF_PAGES_MAX, SizeLimit,
     TELEGRAM_GET_FILE_BYTES_MAX, TelegramMediaFetcher, WHATSAPP_MEDIA_HOST_SUFFIXES,
     WhatsappMediaFetcher, check_bytes, image_dimensions, is_allowed_download_url, is_fetchable,
-    is_plain_media_id, is_safe_file_path, pdf_is_complete, pdf_pages_seen, sniff,
+    is_plain_media_id, is_safe_file_path, media_http_client, pdf_is_complete, pdf_pages_seen,
+    sniff,
 };
 pub use profile::ChannelProfile;
 pub use secret::Secret;

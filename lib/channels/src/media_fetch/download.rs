@@ -6,8 +6,21 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::FetchError;
-use super::limits::{META_ANSWER_BYTES_MAX, SizeLimit};
+use super::limits::{MEDIA_FETCH_TIMEOUT, META_ANSWER_BYTES_MAX, SizeLimit};
 use super::sniff::Declared;
+use crate::config::CONNECT_TIMEOUT_SECS;
+
+/// The HTTP client the media fetchers use: the senders' connect timeout
+/// ([`CONNECT_TIMEOUT_SECS`]), a request timeout of [`MEDIA_FETCH_TIMEOUT`] (the fetchers also
+/// hold one deadline over the whole fetch), and no redirects — a redirect could carry the access
+/// token, or the request, somewhere the host rule never saw; a 3xx answer is a provider failure.
+pub fn media_http_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .timeout(MEDIA_FETCH_TIMEOUT)
+        .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_SECS))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+}
 
 /// Which request of a fetch an answer belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,6 +19,7 @@ use async_trait::async_trait;
 
 use crate::{MediaKind, MediaRef};
 
+pub use download::media_http_client;
 pub use limits::{
     FILE_PATH_BYTES_MAX, IMAGE_BYTES_MAX, IMAGE_SIDE_PX_MAX, MEDIA_FETCH_TIMEOUT,
     MEDIA_FETCH_TIMEOUT_SECS, MEDIA_ID_BYTES_MAX, META_ANSWER_BYTES_MAX, PDF_BYTES_MAX,

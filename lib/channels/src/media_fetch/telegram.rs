@@ -10,12 +10,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::download::{
-    Hop, check_declared_size, read_file, read_json, status_error, transport_error, within,
+    Hop, check_declared_size, media_http_client, read_file, read_json, status_error,
+    transport_error, within,
 };
 use super::limits::{FILE_PATH_BYTES_MAX, MEDIA_FETCH_TIMEOUT, SizeLimit};
 use super::sniff::{Declared, check_bytes};
 use super::{FetchError, FetchedMedia, MediaFetcher, media_id};
-use crate::config::media_http_client;
 use crate::secret::Secret;
 use crate::{MediaRef, TelegramConfig};
 
@@ -88,7 +88,13 @@ impl TelegramMediaFetcher {
             .await
             .map_err(|e| transport_error(&e))?;
         let status = response.status().as_u16();
-        let answer = read_json(response).await?;
+        // A failure answered without the Bot API's JSON (a proxy's error page) keeps its status.
+        let answer = match read_json(response).await {
+            Err(FetchError::Provider { .. }) if status >= 300 => {
+                return Err(status_error(status, Hop::Lookup));
+            }
+            answer => answer?,
+        };
         let (path, size) = file_of(&answer, status)?;
         check_declared_size(size, limit)?;
 

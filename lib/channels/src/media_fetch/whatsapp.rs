@@ -13,12 +13,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::download::{
-    Hop, check_declared_size, read_file, read_json, status_error, transport_error, within,
+    Hop, check_declared_size, media_http_client, read_file, read_json, status_error,
+    transport_error, within,
 };
 use super::limits::{MEDIA_FETCH_TIMEOUT, SizeLimit};
 use super::sniff::{Declared, check_bytes};
 use super::{FetchError, FetchedMedia, MediaFetcher, media_id};
-use crate::config::media_http_client;
 use crate::secret::Secret;
 use crate::{MediaRef, WhatsappConfig};
 
