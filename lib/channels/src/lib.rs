@@ -6,11 +6,16 @@
 //! bytes ([`whatsapp::verify_signature`], [`telegram::verify_secret`]; 401) → the parser
 //! ([`whatsapp::parse_webhook`], [`telegram::parse_update`]; a malformed body is logged and
 //! answered 200) → enqueue. The web chat builds its message with [`web::web_message`].
+//!
+//! An attachment is downloaded later, in the turn, by a [`MediaFetcher`]
+//! ([`WhatsappMediaFetcher`], [`TelegramMediaFetcher`]) from its [`MediaRef`]; what fails is a
+//! [`FetchError`] with one line for the person ([`fetch_error_reply`]).
 
 mod config;
 mod inbound;
 pub mod markup;
 mod media;
+mod media_fetch;
 mod profile;
 mod secret;
 mod sender;
@@ -30,8 +35,21 @@ pub use inbound::{
     contact_text, is_valid_id, location_text,
 };
 pub use media::{
-    AUDIO_REPLY, DOCUMENT_REPLY, MEDIA_NOT_UNDERSTOOD_REPLY, MediaAnswer, PHOTO_REPLY,
-    STICKER_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY, media_answer, media_reply,
+    AUDIO_REPLY, CORRUPT_IMAGE_REPLY, CORRUPT_PDF_REPLY, DOCUMENT_REPLY, FILE_TOO_LARGE_REPLY,
+    IMAGE_TOO_LARGE_REPLY, MEDIA_DOWNLOAD_FAILED_REPLY, MEDIA_GONE_REPLY,
+    MEDIA_NOT_UNDERSTOOD_REPLY, MEDIA_REFUSED_REPLY, MEDIA_TIMEOUT_REPLY, MediaAnswer,
+    PHOTO_IS_PDF_REPLY, PHOTO_REPLY, STICKER_REPLY, TELEGRAM_TOO_LARGE_REPLY, TOO_MANY_PAGES_REPLY,
+    TOO_MANY_PIXELS_REPLY, TYPE_MISMATCH_REPLY, UNREADABLE_CARD_REPLY, VIDEO_REPLY, VOICE_REPLY,
+    WRONG_TYPE_REPLY, fetch_error_reply, media_answer, media_reply,
+};
+pub use media_fetch::{
+    Checked, Dimensions, FILE_PATH_BYTES_MAX, FetchError, FetchedMedia, IMAGE_BYTES_MAX,
+    IMAGE_SIDE_PX_MAX, MEDIA_FETCH_TIMEOUT, MEDIA_FETCH_TIMEOUT_SECS, MEDIA_ID_BYTES_MAX,
+    META_ANSWER_BYTES_MAX, MediaFetcher, MediaType, PDF_BYTES_MAX, PDF_PAGES_MAX, SizeLimit,
+    TELEGRAM_GET_FILE_BYTES_MAX, TelegramMediaFetcher, WHATSAPP_MEDIA_HOST_SUFFIXES,
+    WhatsappMediaFetcher, check_bytes, image_dimensions, is_allowed_download_url, is_fetchable,
+    is_plain_media_id, is_safe_file_path, media_http_client, pdf_is_complete, pdf_pages_seen,
+    sniff,
 };
 pub use profile::ChannelProfile;
 pub use secret::Secret;

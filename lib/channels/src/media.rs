@@ -3,8 +3,11 @@
 //! caption is the message's text, so a photo with "set this up" still reaches the turn (with a
 //! line saying the photo itself was not read). Locations and contact cards are turned into
 //! text by the parsers and go on like any message.
+//!
+//! A download that fails ([`FetchError`]) gets one short line too ([`fetch_error_reply`]): what
+//! went wrong in the person's terms and what to do, never the provider's error text.
 
-use crate::{InboundMessage, MediaKind};
+use crate::{FetchError, InboundMessage, MediaKind, SizeLimit};
 
 /// The reply to an attachment of a kind Steward has no better answer for (a poll, a GIF …).
 pub const MEDIA_NOT_UNDERSTOOD_REPLY: &str =
@@ -27,6 +30,87 @@ pub const STICKER_REPLY: &str = "🙂 What can I do for you?";
 /// The reply to a location or contact card that carried nothing readable.
 pub const UNREADABLE_CARD_REPLY: &str =
     "I couldn't read that location or contact — could you type it?";
+
+/// An image over [`crate::IMAGE_BYTES_MAX`].
+pub const IMAGE_TOO_LARGE_REPLY: &str =
+    "That image is larger than 3.75 MB — could you send a smaller one?";
+/// A file over [`crate::PDF_BYTES_MAX`].
+pub const FILE_TOO_LARGE_REPLY: &str =
+    "That file is larger than 4.5 MB — could you send a smaller one?";
+/// A file Telegram will not hand to a bot ([`crate::TELEGRAM_GET_FILE_BYTES_MAX`]).
+pub const TELEGRAM_TOO_LARGE_REPLY: &str =
+    "Telegram doesn't let me download files over 20 MB — could you send a smaller one?";
+/// A file of a type Steward does not read.
+pub const WRONG_TYPE_REPLY: &str =
+    "I can only read JPEG, PNG, WebP and GIF images and PDF files — could you send one of those?";
+/// A file whose bytes are not the type it was declared as.
+pub const TYPE_MISMATCH_REPLY: &str =
+    "That file isn't what its type says — could you send it again as a PDF or an image?";
+/// A photo whose bytes are a PDF.
+pub const PHOTO_IS_PDF_REPLY: &str =
+    "That photo came through as a PDF — could you send the PDF as a file instead?";
+/// A file the provider no longer has (an expired media id or download link).
+pub const MEDIA_GONE_REPLY: &str = "I couldn't get that file any more — could you send it again?";
+/// A file the provider refused to hand over.
+pub const MEDIA_REFUSED_REPLY: &str =
+    "I wasn't allowed to download that file — could you send it again?";
+/// A download that failed on the provider's side (or an answer that could not be trusted).
+pub const MEDIA_DOWNLOAD_FAILED_REPLY: &str =
+    "I couldn't download that file just now — could you try sending it again?";
+/// A download past its deadline.
+pub const MEDIA_TIMEOUT_REPLY: &str =
+    "Downloading that file took too long — could you try again, or send a smaller one?";
+/// An image whose header cannot be read.
+pub const CORRUPT_IMAGE_REPLY: &str =
+    "I couldn't read that image — it looks damaged. Could you send it again?";
+/// An image over [`crate::IMAGE_SIDE_PX_MAX`] on a side.
+pub const TOO_MANY_PIXELS_REPLY: &str =
+    "That image is over 8000 pixels on a side — could you send a smaller one?";
+/// A PDF that does not end like one.
+pub const CORRUPT_PDF_REPLY: &str =
+    "I couldn't read that PDF — it looks damaged or cut short. Could you send it again?";
+/// A PDF over [`crate::PDF_PAGES_MAX`] pages.
+pub const TOO_MANY_PAGES_REPLY: &str =
+    "That PDF has over 100 pages — could you send just the pages I need?";
+
+/// The one line for the person when fetching their attachment failed with `error`.
+pub fn fetch_error_reply(error: &FetchError) -> &'static str {
+    match error {
+        FetchError::UnsupportedKind(kind) => kind_reply(*kind),
+        FetchError::TooLarge { limit, .. } => match limit {
+            SizeLimit::Image => IMAGE_TOO_LARGE_REPLY,
+            SizeLimit::File => FILE_TOO_LARGE_REPLY,
+            SizeLimit::TelegramBotApi => TELEGRAM_TOO_LARGE_REPLY,
+        },
+        FetchError::WrongType { .. } => WRONG_TYPE_REPLY,
+        FetchError::TypeMismatch { .. } => TYPE_MISMATCH_REPLY,
+        FetchError::KindMismatch { .. } => PHOTO_IS_PDF_REPLY,
+        FetchError::NotFound { .. } => MEDIA_GONE_REPLY,
+        FetchError::Refused { .. } => MEDIA_REFUSED_REPLY,
+        FetchError::NoMediaId
+        | FetchError::ForeignUrl
+        | FetchError::BadFilePath
+        | FetchError::Provider { .. } => MEDIA_DOWNLOAD_FAILED_REPLY,
+        FetchError::Timeout => MEDIA_TIMEOUT_REPLY,
+        FetchError::CorruptImage => CORRUPT_IMAGE_REPLY,
+        FetchError::TooManyPixels { .. } => TOO_MANY_PIXELS_REPLY,
+        FetchError::CorruptPdf => CORRUPT_PDF_REPLY,
+        FetchError::TooManyPages { .. } => TOO_MANY_PAGES_REPLY,
+    }
+}
+
+/// The line for an attachment of `kind` that is all there is to answer.
+fn kind_reply(kind: MediaKind) -> &'static str {
+    match kind {
+        MediaKind::Image => PHOTO_REPLY,
+        MediaKind::Document => DOCUMENT_REPLY,
+        MediaKind::Voice => VOICE_REPLY,
+        MediaKind::Audio => AUDIO_REPLY,
+        MediaKind::Video => VIDEO_REPLY,
+        MediaKind::Sticker => STICKER_REPLY,
+        MediaKind::Location | MediaKind::Contact | MediaKind::Other => MEDIA_NOT_UNDERSTOOD_REPLY,
+    }
+}
 
 /// What to do about a message's attachment, before and without the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,15 +160,7 @@ pub fn media_answer(message: &InboundMessage) -> Option<MediaAnswer> {
     if has_text {
         return Some(MediaAnswer::BeforeReply(caption_note(kind)));
     }
-    Some(MediaAnswer::Only(match kind {
-        MediaKind::Image => PHOTO_REPLY,
-        MediaKind::Document => DOCUMENT_REPLY,
-        MediaKind::Voice => VOICE_REPLY,
-        MediaKind::Audio => AUDIO_REPLY,
-        MediaKind::Video => VIDEO_REPLY,
-        MediaKind::Sticker => STICKER_REPLY,
-        MediaKind::Location | MediaKind::Contact | MediaKind::Other => MEDIA_NOT_UNDERSTOOD_REPLY,
-    }))
+    Some(MediaAnswer::Only(kind_reply(kind)))
 }
 
 /// The line for `message` if its attachment is all there is to answer (see [`media_answer`]);
@@ -143,6 +219,73 @@ mod tests {
         ] {
             assert!(line.chars().count() < 100, "{line}");
         }
+    }
+
+    /// One of each fetch failure.
+    fn every_fetch_error() -> Vec<FetchError> {
+        use crate::MediaType;
+        let mut errors = vec![
+            FetchError::UnsupportedKind(MediaKind::Voice),
+            FetchError::NoMediaId,
+            FetchError::WrongType {
+                found: "text/html".into(),
+            },
+            FetchError::TypeMismatch {
+                declared: MediaType::Png,
+                actual: MediaType::Jpeg,
+            },
+            FetchError::KindMismatch {
+                kind: MediaKind::Image,
+                actual: MediaType::Pdf,
+            },
+            FetchError::NotFound { status: 404 },
+            FetchError::Refused { status: 403 },
+            FetchError::ForeignUrl,
+            FetchError::BadFilePath,
+            FetchError::Provider {
+                status: Some(500),
+                reason: "unexpected status",
+            },
+            FetchError::Timeout,
+            FetchError::CorruptImage,
+            FetchError::TooManyPixels {
+                width: 9000,
+                height: 10,
+            },
+            FetchError::CorruptPdf,
+            FetchError::TooManyPages { pages_seen: 101 },
+        ];
+        for limit in [SizeLimit::Image, SizeLimit::File, SizeLimit::TelegramBotApi] {
+            errors.push(FetchError::TooLarge {
+                limit,
+                declared: None,
+            });
+        }
+        errors
+    }
+
+    #[test]
+    fn each_fetch_failure_gets_one_short_line() {
+        for error in every_fetch_error() {
+            let line = fetch_error_reply(&error);
+            assert!(line.chars().count() < 100, "{line}");
+            assert!(line.ends_with('?'), "{line}: says what to do");
+        }
+        assert_eq!(
+            fetch_error_reply(&FetchError::UnsupportedKind(MediaKind::Voice)),
+            VOICE_REPLY
+        );
+    }
+
+    #[test]
+    fn the_lines_name_the_limits_in_force() {
+        let megabytes = |bytes: u64| format!("{} MB", bytes as f64 / 1_000_000.0);
+        assert!(IMAGE_TOO_LARGE_REPLY.contains(&megabytes(crate::IMAGE_BYTES_MAX)));
+        assert!(FILE_TOO_LARGE_REPLY.contains(&megabytes(crate::PDF_BYTES_MAX)));
+        let mebibytes = crate::TELEGRAM_GET_FILE_BYTES_MAX / (1024 * 1024);
+        assert!(TELEGRAM_TOO_LARGE_REPLY.contains(&format!("{mebibytes} MB")));
+        assert!(TOO_MANY_PIXELS_REPLY.contains(&crate::IMAGE_SIDE_PX_MAX.to_string()));
+        assert!(TOO_MANY_PAGES_REPLY.contains(&crate::PDF_PAGES_MAX.to_string()));
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Cross-module tests of the channel layer: provider fixtures in the documented shapes,
 //! signed in the test; the senders against a fake provider API on loopback; property tests
-//! that nothing from outside can panic the parsers or verifiers.
+//! that nothing from outside can panic the parsers or verifiers; the media fetchers against
+//! a fake Graph API and Bot API that serve files and inject failures.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod fuzz;
+mod media_fetch_telegram;
+mod media_fetch_whatsapp;
 mod resume;
 mod telegram_inbound;
 mod telegram_send;
