@@ -124,8 +124,15 @@ pub async fn compact(
     ];
     for placed in carry {
         ops.push(
-            transcript::put_row_op(&conv.key, next, placed.turn, placed.step, &placed.row, now_ms)
-                .map_err(|e| e.to_string())?,
+            transcript::put_row_op(
+                &conv.key,
+                next,
+                placed.turn,
+                placed.step,
+                &placed.row,
+                now_ms,
+            )
+            .map_err(|e| e.to_string())?,
         );
     }
     table

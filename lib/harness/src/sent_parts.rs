@@ -98,11 +98,7 @@ impl<'a> SentParts<'a> {
 
     async fn read(&self, part: usize) -> Result<Option<String>, StoreError> {
         let pk = keys::conversation_pk(self.conversation);
-        let Some(item) = self
-            .table
-            .get(&pk, &self.sk(part))
-            .await?
-        else {
+        let Some(item) = self.table.get(&pk, &self.sk(part)).await? else {
             return Ok(None);
         };
         let row: SentPart = item

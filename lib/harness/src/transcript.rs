@@ -294,7 +294,10 @@ fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
         };
         let answered: Vec<String> = message.content.iter().filter_map(answers).collect();
         let orphans = answered.iter().any(|id| !expected.contains(id));
-        let missing: Vec<&String> = expected.iter().filter(|id| !answered.contains(id)).collect();
+        let missing: Vec<&String> = expected
+            .iter()
+            .filter(|id| !answered.contains(id))
+            .collect();
         if !orphans && missing.is_empty() {
             i += 1;
             continue;

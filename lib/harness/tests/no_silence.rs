@@ -251,8 +251,14 @@ async fn a_prompt_too_long_is_compacted_and_retried_once(r: Rig) {
     assert_well_formed(retried);
     assert_eq!(retried.messages.len(), 1, "notes and the user row, merged");
     let t = text_of(&retried.messages[0].content);
-    assert!(t.starts_with(NOTES_HEADER) && t.contains("the user said hi"), "{t}");
-    assert!(t.contains("<user_message>\nhow are you\n</user_message>"), "{t}");
+    assert!(
+        t.starts_with(NOTES_HEADER) && t.contains("the user said hi"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<user_message>\nhow are you\n</user_message>"),
+        "{t}"
+    );
     // The next turn goes on from the new segment, a byte-for-byte continuation.
     r.model.push(Ok(text("Bye.")));
     r.say("m3", "bye").await;
@@ -280,7 +286,10 @@ async fn a_history_too_long_even_for_the_notes_gets_fixed_notes(r: Rig) {
     r.model.push(Err(too_long()));
     r.model.push(Err(too_long()));
     r.model.push(Ok(text("Fine, thanks.")));
-    assert_eq!(Rig::text(&r.say("m2", "how are you").await), "Fine, thanks.");
+    assert_eq!(
+        Rig::text(&r.say("m2", "how are you").await),
+        "Fine, thanks."
+    );
     let retried = r.model.requests().last().cloned().unwrap();
     assert_well_formed(&retried);
     let t = text_of(&retried.messages[0].content);

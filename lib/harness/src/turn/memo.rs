@@ -6,9 +6,9 @@ use steward_store::StoreError;
 
 use steward_llm::ToolUseBlock;
 
+use super::TurnError;
 use super::run::ModelRun;
 use super::tool_round::{not_run, tools_row};
-use super::TurnError;
 use crate::keys;
 use crate::transcript::{self, ModelRow, PlacedRow};
 

@@ -273,7 +273,9 @@ impl ModelRun<'_> {
                     if !uses.is_empty() {
                         // Keep every tool_use paired with a result, without running a call
                         // whose arguments may be incomplete.
-                        let row = self.memo(step, Work::NotRun(&uses, NOT_RUN_CUT_OFF)).await?;
+                        let row = self
+                            .memo(step, Work::NotRun(&uses, NOT_RUN_CUT_OFF))
+                            .await?;
                         self.push(step, row);
                         step += 1;
                     }

@@ -61,7 +61,10 @@ mod tests {
         let mut r = Repeats::default();
         assert_eq!(r.count(&[call("a", "list", json!({"x": 1, "y": 2}))]), None);
         assert_eq!(r.count(&[call("b", "list", json!({"x": 2}))]), None);
-        assert_eq!(r.count(&[call("c", "other", json!({"x": 1, "y": 2}))]), None);
+        assert_eq!(
+            r.count(&[call("c", "other", json!({"x": 1, "y": 2}))]),
+            None
+        );
         assert_eq!(r.count(&[call("d", "list", json!({"y": 2, "x": 1}))]), None);
         assert_eq!(
             r.count(&[call("e", "list", json!({"x": 1, "y": 2}))]),

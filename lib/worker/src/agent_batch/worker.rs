@@ -17,9 +17,7 @@ use steward_store::{
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::{
-    BatchTiming, Invocation, RetryPolicy, process_batch, receive_count, retry_transient,
-};
+use super::{BatchTiming, Invocation, RetryPolicy, process_batch, receive_count, retry_transient};
 
 /// The sender of each channel; a channel without one drops its messages (logged).
 #[derive(Clone)]
@@ -235,7 +233,10 @@ impl TurnWorker {
         give_up_at: Option<Instant>,
     ) -> Option<Apology> {
         if ApprovalNotice::from_body(body).is_some() {
-            tracing::error!(error, "approval notice dead-lettered; its MCP client can ask again");
+            tracing::error!(
+                error,
+                "approval notice dead-lettered; its MCP client can ask again"
+            );
             return None;
         }
         let message: InboundMessage = match steward_edge::inbound::decode(body) {

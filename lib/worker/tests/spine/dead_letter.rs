@@ -212,7 +212,11 @@ async fn the_agent_apologises_on_the_last_receive_once_across_two_deliveries() {
         .worker
         .handle_batch(record(&body, RECEIVES_MAX), None)
         .await;
-    assert_eq!(out.batch_item_failures.len(), 1, "still reported, to be dead-lettered");
+    assert_eq!(
+        out.batch_item_failures.len(),
+        1,
+        "still reported, to be dead-lettered"
+    );
     assert_eq!(r.apologies(), 1);
     assert_eq!(r.recorded_apology().await.as_deref(), Some(APOLOGY));
     // A redelivery of that last receive (SQS is at least once) sends nothing more.
