@@ -58,6 +58,7 @@ impl ModelFailureKind {
             LlmError::Api { .. }
             | LlmError::MalformedResponse { .. }
             | LlmError::Configuration(_)
+            | LlmError::UnresolvedMedia { .. }
             | LlmError::ScriptExhausted { .. } => Self::Other,
         }
     }

@@ -358,7 +358,7 @@ fn block_chars(block: &ContentBlock) -> usize {
             None => 0,
         },
         ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_) => 0,
-        ContentBlock::Image(_) => 0,
+        ContentBlock::Image(_) | ContentBlock::Document(_) => 0,
         ContentBlock::Unknown(v) => v.to_string().chars().count(),
     }
 }

@@ -183,6 +183,7 @@ impl BedrockClient {
 #[async_trait]
 impl LlmClient for BedrockClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
+        request.ensure_media_resolved()?;
         let input = to_converse(request, &self.betas)?;
         let timeout = self
             .timeout

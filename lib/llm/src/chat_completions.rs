@@ -8,23 +8,24 @@
 //! Left out of every request, because Chat Completions has no place for them (named once at
 //! start-up from [`DROPPED_FEATURES`]): cache breakpoints (the server caches prefixes by
 //! itself), reasoning settings and replayed reasoning, and block types other than text,
-//! images and tools.
+//! images, PDF documents (sent as `file` parts) and tools.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
 use crate::error::body_snippet;
+use crate::media::DocumentNames;
 use crate::wire::{
-    ContentBlock, CreateRequest, CreateResponse, Extra, ImageSource, Message, Role, StopReason,
-    ToolResultContent, Usage,
+    ContentBlock, CreateRequest, CreateResponse, DocumentBlock, DocumentSource, Extra, ImageSource,
+    Message, Role, StopReason, ToolResultContent, Usage,
 };
 
 /// What Steward's requests carry that Chat Completions cannot express, for the start-up note.
 pub const DROPPED_FEATURES: &[&str] = &[
     "prompt-cache breakpoints (the server caches repeated prefixes by itself)",
     "reasoning settings (thinking, effort) and replayed reasoning",
-    "content blocks other than text, images and tool calls",
+    "content blocks other than text, images, PDF documents and tool calls",
 ];
 
 /// Put before a failed tool's result: Chat Completions has no error flag on tool messages.
@@ -72,7 +73,7 @@ pub(crate) enum ChatMessage {
 }
 
 /// A user message's content: a plain string when it is only text (what every server takes),
-/// parts when it carries images.
+/// parts when it carries images or files.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub(crate) enum UserContent {
@@ -83,14 +84,32 @@ pub(crate) enum UserContent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum UserPart {
-    Text { text: String },
-    ImageUrl { image_url: ImageUrl },
+    Text {
+        text: String,
+    },
+    ImageUrl {
+        image_url: ImageUrl,
+    },
+    /// A file inline: `{"type":"file","file":{"filename":…,"file_data":"data:…;base64,…"}}`.
+    File {
+        file: FilePart,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ImageUrl {
     url: String,
 }
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FilePart {
+    filename: String,
+    /// A data URL of the file's bytes.
+    file_data: String,
+}
+
+/// The only document type Chat Completions takes inline as a `file` part.
+const PDF_MEDIA_TYPE: &str = "application/pdf";
 
 /// A tool call in an assistant message, arguments as the JSON text the model wrote.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -122,8 +141,10 @@ struct ChatFunction {
     parameters: Value,
 }
 
-/// The Chat Completions request for `request`.
-pub(crate) fn to_chat(request: &CreateRequest) -> ChatRequest {
+/// The Chat Completions request for `request`; refused while it holds stored media
+/// references ([`CreateRequest::ensure_media_resolved`]).
+pub(crate) fn to_chat(request: &CreateRequest) -> Result<ChatRequest, LlmError> {
+    request.ensure_media_resolved()?;
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         let system: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).collect();
@@ -131,8 +152,9 @@ pub(crate) fn to_chat(request: &CreateRequest) -> ChatRequest {
             content: system.join("\n\n"),
         });
     }
+    let mut names = DocumentNames::default();
     for message in &request.messages {
-        push_message(&mut messages, message);
+        push_message(&mut messages, message, &mut names);
     }
     let tools: Vec<ChatTool> = request
         .tools
@@ -147,7 +169,7 @@ pub(crate) fn to_chat(request: &CreateRequest) -> ChatRequest {
         })
         .collect();
     let offers_tools = !tools.is_empty();
-    ChatRequest {
+    Ok(ChatRequest {
         model: request.model.clone(),
         messages,
         tools,
@@ -155,13 +177,14 @@ pub(crate) fn to_chat(request: &CreateRequest) -> ChatRequest {
         parallel_tool_calls: offers_tools.then_some(true),
         max_completion_tokens: request.max_tokens,
         temperature: request.temperature,
-    }
+    })
 }
 
 /// Appends the Chat Completions messages for one Messages-shaped message: a user message's
 /// tool results become `tool` messages (first, right after the assistant's calls), the rest
 /// one user message; an assistant message becomes one message with text and tool calls.
-fn push_message(out: &mut Vec<ChatMessage>, message: &Message) {
+/// `names` gives each PDF document its file name, unique within the request.
+fn push_message(out: &mut Vec<ChatMessage>, message: &Message, names: &mut DocumentNames) {
     match message.role {
         Role::User => {
             let mut parts: Vec<UserPart> = Vec::new();
@@ -179,11 +202,18 @@ fn push_message(out: &mut Vec<ChatMessage>, message: &Message) {
                             text: text.text.clone(),
                         })
                     }
-                    ContentBlock::Image(image) => parts.push(UserPart::ImageUrl {
-                        image_url: ImageUrl {
-                            url: image_url(&image.source),
-                        },
-                    }),
+                    ContentBlock::Image(image) => {
+                        if let Some(url) = image_url(&image.source) {
+                            parts.push(UserPart::ImageUrl {
+                                image_url: ImageUrl { url },
+                            })
+                        }
+                    }
+                    ContentBlock::Document(document) => {
+                        if let Some(file) = pdf_file(document, names) {
+                            parts.push(UserPart::File { file })
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -194,7 +224,7 @@ fn push_message(out: &mut Vec<ChatMessage>, message: &Message) {
                 .iter()
                 .map(|part| match part {
                     UserPart::Text { text } => Some(text.as_str()),
-                    UserPart::ImageUrl { .. } => None,
+                    UserPart::ImageUrl { .. } | UserPart::File { .. } => None,
                 })
                 .collect();
             let content = match only_text {
@@ -227,11 +257,31 @@ fn push_message(out: &mut Vec<ChatMessage>, message: &Message) {
     }
 }
 
-fn image_url(source: &ImageSource) -> String {
+/// The URL of an image part; `None` for a stored reference (refused before mapping anyway).
+fn image_url(source: &ImageSource) -> Option<String> {
     match source {
-        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
-        ImageSource::Url { url } => url.clone(),
+        ImageSource::Base64 { media_type, data } => {
+            Some(format!("data:{media_type};base64,{data}"))
+        }
+        ImageSource::Url { url } => Some(url.clone()),
+        ImageSource::Stored { .. } => None,
     }
+}
+
+/// The `file` part of an inline PDF, named `<title or document-N>.pdf`; other documents
+/// (URLs, other types) are left out: Chat Completions has no place for them.
+fn pdf_file(document: &DocumentBlock, names: &mut DocumentNames) -> Option<FilePart> {
+    let DocumentSource::Base64 { media_type, data } = &document.source else {
+        return None;
+    };
+    if !media_type.eq_ignore_ascii_case(PDF_MEDIA_TYPE) {
+        return None;
+    }
+    let name = names.next(document.title.as_deref());
+    Some(FilePart {
+        filename: format!("{name}.pdf"),
+        file_data: format!("data:{PDF_MEDIA_TYPE};base64,{data}"),
+    })
 }
 
 fn tool_result_text(content: Option<&ToolResultContent>, is_error: bool) -> String {
@@ -243,6 +293,7 @@ fn tool_result_text(content: Option<&ToolResultContent>, is_error: bool) -> Stri
             .filter_map(|block| match block {
                 ContentBlock::Text(text) => Some(text.text.clone()),
                 ContentBlock::Image(_) => Some("[image omitted]".to_owned()),
+                ContentBlock::Document(_) => Some("[document omitted]".to_owned()),
                 _ => None,
             })
             .collect::<Vec<_>>()

@@ -24,13 +24,19 @@ use aws_smithy_types::{Document, Number};
 use serde_json::{Map, Value, json};
 
 use crate::error::{InvalidKind, LlmError};
+use crate::media::DocumentNames;
 use crate::wire::{
-    CacheControl, ContentBlock, CreateRequest, CreateResponse, Extra, ImageSource, Message,
-    RedactedThinkingBlock, Role, StopReason, ThinkingBlock, ToolResultContent, Usage,
+    CacheControl, ContentBlock, CreateRequest, CreateResponse, DocumentBlock, DocumentSource,
+    Extra, ImageSource, Message, RedactedThinkingBlock, Role, StopReason, ThinkingBlock,
+    ToolResultContent, Usage,
 };
 
 /// Put before a failed tool's result for models without the `status` field.
 const TOOL_ERROR_PREFIX: &str = "Error: ";
+
+/// The text added to a user message that carries a document but no text: Converse rejects
+/// such a message ("A text block must be included when using documents").
+const DOCUMENT_ONLY_TEXT: &str = "(document attached)";
 
 /// What a Bedrock model accepts beyond text and tools, judged from its id.
 ///
@@ -91,11 +97,13 @@ fn build_error(error: impl std::fmt::Display) -> LlmError {
     }
 }
 
-/// The Converse input for `request`. `betas` go to Claude models as `anthropic_beta`.
+/// The Converse input for `request`. `betas` go to Claude models as `anthropic_beta`. Refused
+/// while the request holds stored media references ([`CreateRequest::ensure_media_resolved`]).
 pub(crate) fn to_converse(
     request: &CreateRequest,
     betas: &[String],
 ) -> Result<ConverseInput, LlmError> {
+    request.ensure_media_resolved()?;
     let features = ConverseFeatures::for_model(&request.model);
     let mut system = Vec::with_capacity(request.system.len() + 1);
     for block in &request.system {
@@ -107,15 +115,22 @@ pub(crate) fn to_converse(
 
     // Blocks per message first; then drop empty messages and merge neighbours that share a
     // role, so a message whose every block was left out never reaches the API.
+    // Document names are unique across the whole request, as Converse requires.
+    let mut names = DocumentNames::default();
     let mut merged: Vec<(Role, Vec<bt::ContentBlock>)> = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
-        let blocks = message_blocks(message, features)?;
+        let blocks = message_blocks(message, features, &mut names)?;
         if blocks.is_empty() {
             continue;
         }
         match merged.last_mut() {
             Some((role, previous)) if *role == message.role => previous.extend(blocks),
             _ => merged.push((message.role, blocks)),
+        }
+    }
+    for (role, content) in &mut merged {
+        if *role == Role::User {
+            give_documents_text(content);
         }
     }
     let messages = merged
@@ -210,10 +225,28 @@ fn cache_point(
         .map_err(build_error)
 }
 
-/// One message's Converse blocks; blocks the model cannot take are left out.
+/// Adds [`DOCUMENT_ONLY_TEXT`] before the first document of a user message that has no text.
+fn give_documents_text(content: &mut Vec<bt::ContentBlock>) {
+    let has_text = content
+        .iter()
+        .any(|block| matches!(block, bt::ContentBlock::Text(text) if !text.trim().is_empty()));
+    if has_text {
+        return;
+    }
+    if let Some(first) = content
+        .iter()
+        .position(|block| matches!(block, bt::ContentBlock::Document(_)))
+    {
+        content.insert(first, bt::ContentBlock::Text(DOCUMENT_ONLY_TEXT.to_owned()));
+    }
+}
+
+/// One message's Converse blocks; blocks the model cannot take are left out. `names` names
+/// the documents.
 fn message_blocks(
     message: &Message,
     features: ConverseFeatures,
+    names: &mut DocumentNames,
 ) -> Result<Vec<bt::ContentBlock>, LlmError> {
     let mut blocks = Vec::with_capacity(message.content.len());
     for block in &message.content {
@@ -227,6 +260,13 @@ fn message_blocks(
                 Some(converse) => (
                     bt::ContentBlock::Image(converse),
                     image.cache_control.as_ref(),
+                ),
+                None => continue,
+            },
+            ContentBlock::Document(document) => match document_block(document, names)? {
+                Some(converse) => (
+                    bt::ContentBlock::Document(converse),
+                    document.cache_control.as_ref(),
                 ),
                 None => continue,
             },
@@ -255,6 +295,12 @@ fn message_blocks(
                                 ContentBlock::Image(image) => {
                                     if let Some(converse) = image_block(&image.source)? {
                                         content.push(bt::ToolResultContentBlock::Image(converse));
+                                    }
+                                }
+                                ContentBlock::Document(document) => {
+                                    if let Some(converse) = document_block(document, names)? {
+                                        content
+                                            .push(bt::ToolResultContentBlock::Document(converse));
                                     }
                                 }
                                 _ => {}
@@ -325,10 +371,14 @@ fn message_blocks(
 }
 
 /// A Converse image from inline base64 bytes; URL images (Converse only reads S3) and
-/// unknown formats are left out.
+/// unknown formats are left out, a stored reference is refused.
 fn image_block(source: &ImageSource) -> Result<Option<bt::ImageBlock>, LlmError> {
-    let ImageSource::Base64 { media_type, data } = source else {
-        return Ok(None);
+    let (media_type, data) = match source {
+        ImageSource::Base64 { media_type, data } => (media_type, data),
+        ImageSource::Url { .. } => return Ok(None),
+        ImageSource::Stored { key, .. } => {
+            return Err(LlmError::UnresolvedMedia { key: key.clone() });
+        }
     };
     let format = match media_type.to_ascii_lowercase().as_str() {
         "image/png" => bt::ImageFormat::Png,
@@ -343,6 +393,48 @@ fn image_block(source: &ImageSource) -> Result<Option<bt::ImageBlock>, LlmError>
     bt::ImageBlock::builder()
         .format(format)
         .source(bt::ImageSource::Bytes(Blob::new(bytes)))
+        .build()
+        .map(Some)
+        .map_err(build_error)
+}
+
+/// A Converse document from inline base64 bytes, named by `names` (see [`DocumentNames`]);
+/// URL documents (Converse only reads S3), formats Converse does not know and bytes that are
+/// not base64 are left out, a stored reference is refused.
+fn document_block(
+    document: &DocumentBlock,
+    names: &mut DocumentNames,
+) -> Result<Option<bt::DocumentBlock>, LlmError> {
+    let (media_type, data) = match &document.source {
+        DocumentSource::Base64 { media_type, data } => (media_type, data),
+        DocumentSource::Url { .. } => return Ok(None),
+        DocumentSource::Stored { key, .. } => {
+            return Err(LlmError::UnresolvedMedia { key: key.clone() });
+        }
+    };
+    let format = match media_type.to_ascii_lowercase().as_str() {
+        "application/pdf" => bt::DocumentFormat::Pdf,
+        "text/plain" => bt::DocumentFormat::Txt,
+        "text/csv" => bt::DocumentFormat::Csv,
+        "text/html" => bt::DocumentFormat::Html,
+        "text/markdown" => bt::DocumentFormat::Md,
+        "application/msword" => bt::DocumentFormat::Doc,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
+            bt::DocumentFormat::Docx
+        }
+        "application/vnd.ms-excel" => bt::DocumentFormat::Xls,
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => {
+            bt::DocumentFormat::Xlsx
+        }
+        _ => return Ok(None),
+    };
+    let Ok(bytes) = aws_smithy_types::base64::decode(data) else {
+        return Ok(None);
+    };
+    bt::DocumentBlock::builder()
+        .format(format)
+        .name(names.next(document.title.as_deref()))
+        .source(bt::DocumentSource::Bytes(Blob::new(bytes)))
         .build()
         .map(Some)
         .map_err(build_error)

@@ -1,5 +1,5 @@
 use super::*;
-use crate::wire::{Message, SystemBlock};
+use crate::wire::{DocumentBlock, DocumentSource, ImageBlock, Message, SystemBlock};
 
 #[test]
 fn features_follow_the_model_family() {
@@ -153,4 +153,177 @@ fn a_failed_tool_result_has_a_status_on_claude_and_a_prefix_elsewhere() {
             "Error: No such event.".to_owned()
         )]
     );
+}
+
+fn pdf(title: Option<&str>, data: &str, cached: bool) -> ContentBlock {
+    ContentBlock::Document(DocumentBlock {
+        source: DocumentSource::Base64 {
+            media_type: "application/pdf".to_owned(),
+            data: data.to_owned(),
+        },
+        title: title.map(str::to_owned),
+        cache_control: cached.then(CacheControl::ephemeral),
+        extra: Extra::new(),
+    })
+}
+
+fn converse_document(block: &bt::ContentBlock) -> &bt::DocumentBlock {
+    match block {
+        bt::ContentBlock::Document(document) => document,
+        other => panic!("not a document: {other:?}"),
+    }
+}
+
+#[test]
+fn documents_become_named_pdf_blocks_with_their_cache_point() {
+    let request = CreateRequest::new(
+        "global.anthropic.claude-sonnet-5-5",
+        100,
+        vec![
+            Message::user(vec![
+                ContentBlock::text("set this up"),
+                pdf(Some("Spring Open: programme.pdf"), "JVBERi0xLjc=", true),
+            ]),
+            Message::assistant(vec![ContentBlock::text("Which one?")]),
+            // No title twice, then a title already given: names stay unique across messages.
+            Message::user(vec![
+                pdf(None, "JVBERi0x", false),
+                pdf(None, "JVBERi0y", false),
+                pdf(Some("Spring Open  programme pdf"), "JVBERi0z", false),
+            ]),
+        ],
+    );
+    let input = to_converse(&request, &[]).expect("input");
+    let first = converse_document(&input.messages[0].content[1]);
+    assert_eq!(first.format, bt::DocumentFormat::Pdf);
+    assert_eq!(first.name, "Spring Open programme pdf");
+    assert_eq!(
+        first.source,
+        Some(bt::DocumentSource::Bytes(Blob::new(b"%PDF-1.7".to_vec())))
+    );
+    assert!(matches!(
+        input.messages[0].content[2],
+        bt::ContentBlock::CachePoint(_)
+    ));
+    assert_eq!(input.messages[0].content.len(), 3);
+    // A message of documents only gets a text block first, which Converse requires.
+    let third = &input.messages[2].content;
+    assert_eq!(
+        third[0],
+        bt::ContentBlock::Text(DOCUMENT_ONLY_TEXT.to_owned())
+    );
+    let names: Vec<&str> = third[1..]
+        .iter()
+        .map(|block| converse_document(block).name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["document-2", "document-3", "Spring Open programme pdf (4)"]
+    );
+    // The same request maps to the same input every time.
+    assert_eq!(
+        to_converse(&request, &[]).expect("again").messages,
+        input.messages
+    );
+}
+
+#[test]
+fn documents_converse_cannot_take_are_left_out_and_stored_ones_refused() {
+    let url = ContentBlock::Document(DocumentBlock {
+        source: DocumentSource::Url {
+            url: "https://example.com/a.pdf".to_owned(),
+        },
+        title: None,
+        cache_control: None,
+        extra: Extra::new(),
+    });
+    let odd_type = ContentBlock::Document(DocumentBlock {
+        source: DocumentSource::Base64 {
+            media_type: "application/zip".to_owned(),
+            data: "UEsDBA==".to_owned(),
+        },
+        title: None,
+        cache_control: None,
+        extra: Extra::new(),
+    });
+    let request = CreateRequest::new(
+        "global.anthropic.claude-sonnet-5-5",
+        100,
+        vec![Message::user(vec![
+            ContentBlock::text("look"),
+            url,
+            odd_type,
+            pdf(None, "not base64!", false),
+        ])],
+    );
+    let input = to_converse(&request, &[]).expect("input");
+    assert_eq!(
+        input.messages[0].content,
+        vec![bt::ContentBlock::Text("look".to_owned())]
+    );
+
+    for stored in [
+        ContentBlock::Document(DocumentBlock {
+            source: DocumentSource::Stored {
+                key: "blob-1".to_owned(),
+                media_type: "application/pdf".to_owned(),
+            },
+            title: None,
+            cache_control: None,
+            extra: Extra::new(),
+        }),
+        ContentBlock::Image(ImageBlock {
+            source: ImageSource::Stored {
+                key: "blob-1".to_owned(),
+                media_type: "image/png".to_owned(),
+            },
+            cache_control: None,
+            extra: Extra::new(),
+        }),
+    ] {
+        let request = CreateRequest::new(
+            "global.anthropic.claude-sonnet-5-5",
+            100,
+            vec![Message::user(vec![stored])],
+        );
+        assert_eq!(
+            to_converse(&request, &[]).err(),
+            Some(LlmError::UnresolvedMedia {
+                key: "blob-1".to_owned()
+            })
+        );
+    }
+}
+
+#[test]
+fn a_document_in_a_tool_result_is_carried() {
+    let result = ContentBlock::ToolResult(crate::wire::ToolResultBlock {
+        tool_use_id: "t1".to_owned(),
+        content: Some(ToolResultContent::Blocks(vec![pdf(
+            Some("Invoice"),
+            "JVBERi0xLjc=",
+            false,
+        )])),
+        is_error: None,
+        cache_control: None,
+        extra: Extra::new(),
+    });
+    let request = CreateRequest::new(
+        "global.anthropic.claude-sonnet-5-5",
+        100,
+        vec![
+            Message::user_text("fetch it"),
+            Message::assistant(vec![ContentBlock::tool_use("t1", "fetch", json!({}))]),
+            Message::user(vec![result]),
+        ],
+    );
+    let input = to_converse(&request, &[]).expect("input");
+    let bt::ContentBlock::ToolResult(result) = &input.messages[2].content[0] else {
+        panic!("not a tool result");
+    };
+    let [bt::ToolResultContentBlock::Document(document)] = result.content.as_slice() else {
+        panic!("not one document: {:?}", result.content);
+    };
+    assert_eq!(document.name, "Invoice");
+    assert_eq!(document.format, bt::DocumentFormat::Pdf);
 }

@@ -75,6 +75,14 @@ pub enum LlmError {
     /// bad base URL).
     #[error("the model client is misconfigured: {0}")]
     Configuration(String),
+    /// The request still holds a reference to stored media (an image or document kept as a
+    /// blob key) instead of its bytes. Clients refuse it before any network call: the caller
+    /// must resolve references first ([`crate::CreateRequest::with_stored_media_resolved`]).
+    #[error("a stored media reference was not resolved before the model call: {key:?}")]
+    UnresolvedMedia {
+        /// The blob key of the first unresolved reference.
+        key: String,
+    },
     /// A scripted client was called more times than it had outcomes (a test's script is short).
     #[error(
         "the scripted model was called more times than scripted: this is call {call}, the script had {scripted} outcome(s)"

@@ -291,6 +291,7 @@ impl AnthropicClient {
 #[async_trait]
 impl LlmClient for AnthropicClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
+        request.ensure_media_resolved()?;
         let body = serde_json::to_vec(&StreamedRequest {
             request,
             stream: true,

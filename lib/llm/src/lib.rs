@@ -14,6 +14,8 @@
 //! - [`ReplayClient`] (`replay`): replays a scripted conversation from a JSON file, for demos
 //!   and browser tests without the network.
 //! - `choice`: which model the settings name ([`choice::ModelProvider`]), without a client.
+//! - `media`: images and documents kept as blob-store references ([`STORED_SOURCE_TYPE`]) and
+//!   their resolution to the same base64 bytes before every call.
 //! - [`LlmError`] (`error`): typed failures shared by all clients; `limits`: the named limits.
 //!
 //! Architecture invariant: this crate knows nothing about conversations, tools or storage; it
@@ -33,6 +35,7 @@ pub mod error;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+pub mod media;
 #[cfg(feature = "http")]
 mod messages_stream;
 #[cfg(feature = "http")]
@@ -59,13 +62,15 @@ pub use limits::{
     DEFAULT_BEDROCK_MODEL, DEFAULT_MODEL, DEFAULT_OPENAI_BASE_URL, MODEL_OUTPUT_TOKENS_PER_SEC_MIN,
     MODEL_START_SECS, MODEL_STREAM_IDLE_SECS, OUTPUT_TOKENS_MAX, model_call_timeout,
 };
+pub use media::{MissingMedia, STORED_SOURCE_TYPE, resolve_stored_media, stored_media_keys};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use replay::{ReplayClient, ReplayError};
 pub use scripted::ScriptedClient;
 pub use wire::{
-    CacheControl, ContentBlock, CreateRequest, CreateResponse, Effort, Extra, ImageBlock,
-    ImageSource, Message, OutputConfig, RedactedThinkingBlock, Role, StopReason, SystemBlock,
-    TextBlock, ThinkingBlock, ThinkingConfig, ThinkingDisplay, ToolResultBlock, ToolResultContent,
-    ToolSpec, ToolUseBlock, Usage, strip_reasoning, text_of, tool_uses,
+    CacheControl, ContentBlock, CreateRequest, CreateResponse, DocumentBlock, DocumentSource,
+    Effort, Extra, ImageBlock, ImageSource, Message, OutputConfig, RedactedThinkingBlock, Role,
+    StopReason, SystemBlock, TextBlock, ThinkingBlock, ThinkingConfig, ThinkingDisplay,
+    ToolResultBlock, ToolResultContent, ToolSpec, ToolUseBlock, Usage, strip_reasoning, text_of,
+    tool_uses,
 };

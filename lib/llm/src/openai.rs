@@ -173,7 +173,7 @@ impl OpenAiClient {
 #[async_trait]
 impl LlmClient for OpenAiClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
-        let mut chat = to_chat(request);
+        let mut chat = to_chat(request)?;
         let timeout = self
             .timeout
             .unwrap_or_else(|| model_call_timeout(request.max_tokens));

@@ -118,6 +118,8 @@ impl ScriptedClient {
 #[async_trait]
 impl LlmClient for ScriptedClient {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
+        // Refused like the real clients do, without using up an outcome.
+        request.ensure_media_resolved()?;
         let body = serde_json::to_vec(request).map_err(|error| LlmError::InvalidRequest {
             message: format!("could not encode the request: {error}"),
             kind: crate::error::InvalidKind::Other,

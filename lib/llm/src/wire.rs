@@ -286,6 +286,19 @@ pub enum ImageSource {
         /// The image URL.
         url: String,
     },
+    /// A reference to image bytes in Steward's blob store, as stored transcripts keep it:
+    /// `{"type":"steward_stored","key":…,"media_type":…}`. Never sent to a provider: it is
+    /// replaced by [`ImageSource::Base64`] before each call
+    /// ([`CreateRequest::with_stored_media_resolved`]), and every client refuses it
+    /// ([`crate::LlmError::UnresolvedMedia`]). The `steward_` prefix keeps the tag apart from
+    /// any source type of the Anthropic API.
+    #[serde(rename = "steward_stored")]
+    Stored {
+        /// The blob's key in the blob store.
+        key: String,
+        /// MIME type of the stored bytes, such as `image/jpeg`.
+        media_type: String,
+    },
 }
 
 /// An image block.
@@ -297,6 +310,50 @@ pub struct ImageBlock {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
     /// Fields not modelled here, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Where a document comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DocumentSource {
+    /// Inline document bytes, base64-encoded (the API takes `application/pdf`).
+    Base64 {
+        /// MIME type, such as `application/pdf`.
+        media_type: String,
+        /// The base64-encoded bytes.
+        data: String,
+    },
+    /// A document the API fetches by URL.
+    Url {
+        /// The document URL.
+        url: String,
+    },
+    /// A reference to document bytes in Steward's blob store, as stored transcripts keep it:
+    /// `{"type":"steward_stored","key":…,"media_type":…}`; resolved and refused exactly like
+    /// [`ImageSource::Stored`].
+    #[serde(rename = "steward_stored")]
+    Stored {
+        /// The blob's key in the blob store.
+        key: String,
+        /// MIME type of the stored bytes, such as `application/pdf`.
+        media_type: String,
+    },
+}
+
+/// A document block (a PDF the person sent, for example).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentBlock {
+    /// The document.
+    pub source: DocumentSource,
+    /// A title the model sees with the document (a file name, for example), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A cache breakpoint after this block, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+    /// Fields not modelled here (for example `context` or `citations`), kept verbatim.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -376,6 +433,8 @@ pub enum ContentBlock {
     Text(TextBlock),
     /// `{"type":"image"}`.
     Image(ImageBlock),
+    /// `{"type":"document"}`.
+    Document(DocumentBlock),
     /// `{"type":"tool_use"}`.
     ToolUse(ToolUseBlock),
     /// `{"type":"tool_result"}`.
@@ -439,6 +498,7 @@ impl ContentBlock {
         match self {
             Self::Text(_) => Some("text"),
             Self::Image(_) => Some("image"),
+            Self::Document(_) => Some("document"),
             Self::ToolUse(_) => Some("tool_use"),
             Self::ToolResult(_) => Some("tool_result"),
             Self::Thinking(_) => Some("thinking"),
@@ -458,6 +518,7 @@ impl ContentBlock {
         let slot = match self {
             Self::Text(block) => &mut block.cache_control,
             Self::Image(block) => &mut block.cache_control,
+            Self::Document(block) => &mut block.cache_control,
             Self::ToolUse(block) => &mut block.cache_control,
             Self::ToolResult(block) => &mut block.cache_control,
             Self::Thinking(_) | Self::RedactedThinking(_) | Self::Unknown(_) => return false,
@@ -473,6 +534,7 @@ impl ContentBlock {
 enum KnownBlockRef<'a> {
     Text(&'a TextBlock),
     Image(&'a ImageBlock),
+    Document(&'a DocumentBlock),
     ToolUse(&'a ToolUseBlock),
     ToolResult(&'a ToolResultBlock),
     Thinking(&'a ThinkingBlock),
@@ -485,6 +547,7 @@ enum KnownBlockRef<'a> {
 enum KnownBlock {
     Text(TextBlock),
     Image(ImageBlock),
+    Document(DocumentBlock),
     ToolUse(ToolUseBlock),
     ToolResult(ToolResultBlock),
     Thinking(ThinkingBlock),
@@ -496,6 +559,7 @@ impl Serialize for ContentBlock {
         let known = match self {
             Self::Text(block) => KnownBlockRef::Text(block),
             Self::Image(block) => KnownBlockRef::Image(block),
+            Self::Document(block) => KnownBlockRef::Document(block),
             Self::ToolUse(block) => KnownBlockRef::ToolUse(block),
             Self::ToolResult(block) => KnownBlockRef::ToolResult(block),
             Self::Thinking(block) => KnownBlockRef::Thinking(block),
@@ -520,6 +584,7 @@ impl ContentBlock {
         match KnownBlock::deserialize(&value) {
             Ok(KnownBlock::Text(block)) => Self::Text(block),
             Ok(KnownBlock::Image(block)) => Self::Image(block),
+            Ok(KnownBlock::Document(block)) => Self::Document(block),
             Ok(KnownBlock::ToolUse(block)) => Self::ToolUse(block),
             Ok(KnownBlock::ToolResult(block)) => Self::ToolResult(block),
             Ok(KnownBlock::Thinking(block)) => Self::Thinking(block),

@@ -674,3 +674,58 @@ async fn a_stream_cut_short_is_a_clear_error() {
     }
     assert_eq!(server.received().len(), 1);
 }
+
+/// What Bedrock accepts as a document name: ASCII letters and digits, hyphens, parentheses,
+/// square brackets, and single spaces between words.
+fn valid_document_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.trim() == name
+        && !name.contains("  ")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '(' | ')' | '[' | ']'))
+}
+
+#[tokio::test]
+async fn a_document_goes_out_as_a_named_pdf_with_its_cache_point_the_same_bytes_each_time() {
+    let server = FakeServer::start(vec![text_answer("Done."), text_answer("Done.")]).await;
+    let client = client(&server, Vec::new());
+    let stored = request(MODEL_ID, vec![support::stored_media_message()]);
+    for _ in 0..2 {
+        let resolved = stored
+            .with_stored_media_resolved(&support::media_blobs())
+            .expect("resolved");
+        client.create(&resolved).await.expect("response");
+    }
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0].body, received[1].body, "same bytes on replay");
+    let sent = body(&received[0]);
+    assert_eq!(
+        sent["messages"],
+        json!([{"role": "user", "content": [
+            {"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}},
+            {"document": {"format": "pdf", "name": "Spring Open programme pdf",
+                          "source": {"bytes": "JVBERi0xLjc="}}},
+            {"cachePoint": {"type": "default"}},
+            {"text": "Set this up"}
+        ]}])
+    );
+    let name = sent["messages"][0]["content"][1]["document"]["name"]
+        .as_str()
+        .expect("name");
+    assert!(valid_document_name(name), "{name}");
+}
+
+#[tokio::test]
+async fn an_unresolved_media_reference_never_reaches_bedrock() {
+    let server = FakeServer::start(vec![text_answer("Done.")]).await;
+    let stored = request(MODEL_ID, vec![support::stored_media_message()]);
+    assert_eq!(
+        client(&server, Vec::new()).create(&stored).await,
+        Err(LlmError::UnresolvedMedia {
+            key: "media/photo-1".to_owned()
+        })
+    );
+    assert_eq!(server.received().len(), 0);
+}

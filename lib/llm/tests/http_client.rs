@@ -9,7 +9,10 @@ use steward_llm::{
     AnthropicClient, AnthropicConfig, CreateRequest, CreateResponse, Effort, InvalidKind,
     LlmClient, LlmError, Message, OutputConfig, StopReason, SystemBlock, ThinkingConfig, text_of,
 };
-use support::{FakeServer, Reply, api_error, api_response, sse, stream_events, tool_use_response};
+use support::{
+    FakeServer, Reply, api_error, api_response, media_blobs, sse, stored_media_message,
+    stream_events, tool_use_response,
+};
 
 const KEY: &str = "sk-ant-test-key";
 
@@ -505,4 +508,48 @@ async fn an_unreachable_server_is_a_transport_error() {
         Err(LlmError::Transport(message)) => assert!(!message.contains(KEY)),
         other => panic!("expected a transport error, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn media_goes_out_as_image_and_document_blocks_the_same_bytes_on_every_resolution() {
+    let server = FakeServer::start(vec![
+        Reply::streamed(&api_response()),
+        Reply::streamed(&api_response()),
+    ])
+    .await;
+    let client = client(&server);
+    let stored = CreateRequest::new("claude-sonnet-5-5", 1024, vec![stored_media_message()]);
+    for _ in 0..2 {
+        let resolved = stored
+            .with_stored_media_resolved(&media_blobs())
+            .expect("resolved");
+        client.create(&resolved).await.expect("response");
+    }
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    let expected = concat!(
+        r#"{"model":"claude-sonnet-5-5","max_tokens":1024,"messages":[{"role":"user","content":["#,
+        r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},"#,
+        r#"{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjc="},"#,
+        r#""title":"Spring Open: programme.pdf","cache_control":{"type":"ephemeral"}},"#,
+        r#"{"type":"text","text":"Set this up"}]}],"stream":true}"#
+    );
+    assert_eq!(String::from_utf8_lossy(&received[0].body), expected);
+    assert_eq!(
+        received[0].body, received[1].body,
+        "two resolutions of the same stored row send the same bytes"
+    );
+}
+
+#[tokio::test]
+async fn an_unresolved_media_reference_never_reaches_the_api() {
+    let server = FakeServer::start(vec![Reply::streamed(&api_response())]).await;
+    let stored = CreateRequest::new("claude-sonnet-5-5", 1024, vec![stored_media_message()]);
+    assert_eq!(
+        client(&server).create(&stored).await,
+        Err(LlmError::UnresolvedMedia {
+            key: "media/photo-1".to_owned()
+        })
+    );
+    assert_eq!(server.received().len(), 0);
 }

@@ -521,3 +521,37 @@ async fn a_local_server_without_a_key_gets_no_authorization_header() {
         .expect("response");
     assert!(server.received()[0].headers.get("authorization").is_none());
 }
+
+#[tokio::test]
+async fn a_pdf_goes_out_as_a_file_part_and_the_photo_as_an_image() {
+    let server = FakeServer::start(vec![text_answer("Done.")]).await;
+    let resolved = request(vec![support::stored_media_message()])
+        .with_stored_media_resolved(&support::media_blobs())
+        .expect("resolved");
+    client(&server).create(&resolved).await.expect("response");
+    let sent = body(&server.received()[0]);
+    assert_eq!(
+        sent["messages"][1],
+        json!({"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            {"type": "file", "file": {
+                "filename": "Spring Open programme pdf.pdf",
+                "file_data": "data:application/pdf;base64,JVBERi0xLjc="
+            }},
+            {"type": "text", "text": "Set this up"}
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn an_unresolved_media_reference_never_reaches_the_server() {
+    let server = FakeServer::start(vec![text_answer("Done.")]).await;
+    let stored = request(vec![support::stored_media_message()]);
+    assert_eq!(
+        client(&server).create(&stored).await,
+        Err(LlmError::UnresolvedMedia {
+            key: "media/photo-1".to_owned()
+        })
+    );
+    assert_eq!(server.received().len(), 0);
+}

@@ -319,3 +319,45 @@ pub fn tool_use_response() -> Value {
         "usage": {"input_tokens": 1200, "output_tokens": 96, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000}
     })
 }
+
+/// The bytes of a photo: a PNG signature (base64 `iVBORw0KGgo=`).
+pub const PHOTO: &[u8] = b"\x89PNG\r\n\x1a\n";
+/// The bytes of a PDF: its header (base64 `JVBERi0xLjc=`).
+pub const PROGRAMME: &[u8] = b"%PDF-1.7";
+
+/// A person's message with a photo and a PDF, as the transcript stores it: blob references
+/// only. The document carries a cache breakpoint.
+pub fn stored_media_message() -> steward_llm::Message {
+    use steward_llm::{
+        CacheControl, ContentBlock, DocumentBlock, DocumentSource, Extra, ImageBlock, ImageSource,
+        Message,
+    };
+    Message::user(vec![
+        ContentBlock::Image(ImageBlock {
+            source: ImageSource::Stored {
+                key: "media/photo-1".to_owned(),
+                media_type: "image/png".to_owned(),
+            },
+            cache_control: None,
+            extra: Extra::new(),
+        }),
+        ContentBlock::Document(DocumentBlock {
+            source: DocumentSource::Stored {
+                key: "media/programme-1".to_owned(),
+                media_type: "application/pdf".to_owned(),
+            },
+            title: Some("Spring Open: programme.pdf".to_owned()),
+            cache_control: Some(CacheControl::ephemeral()),
+            extra: Extra::new(),
+        }),
+        ContentBlock::text("Set this up"),
+    ])
+}
+
+/// The blob store's bytes for [`stored_media_message`].
+pub fn media_blobs() -> std::collections::HashMap<String, Vec<u8>> {
+    std::collections::HashMap::from([
+        ("media/photo-1".to_owned(), PHOTO.to_vec()),
+        ("media/programme-1".to_owned(), PROGRAMME.to_vec()),
+    ])
+}
