@@ -1,8 +1,9 @@
 //! Attachments Steward cannot read yet get a clear short answer instead of silence, without
-//! the model: a voice note is asked to be typed, a photo or a file is said to be unread. A
-//! caption is the message's text, so a photo with "set this up" still reaches the turn (with a
-//! line saying the photo itself was not read). Locations and contact cards are turned into
-//! text by the parsers and go on like any message.
+//! the model: a voice note is asked to be typed, a video or a sticker gets its line. A caption
+//! is the message's text, so a voice note with "set this up" still reaches the turn (with a
+//! line saying the voice note itself was not heard). Photos and files ([`crate::is_fetchable`])
+//! get no answer here: they are downloaded and read by the model. Locations and contact cards
+//! are turned into text by the parsers and go on like any message.
 //!
 //! A download that fails ([`FetchError`]) gets one short line too ([`fetch_error_reply`]): what
 //! went wrong in the person's terms and what to do, never the provider's error text.
@@ -13,12 +14,6 @@ use crate::{FetchError, InboundMessage, MediaKind, SizeLimit};
 pub const MEDIA_NOT_UNDERSTOOD_REPLY: &str =
     "I can only read text and buttons for now — could you type that?";
 
-/// The reply to a photo without a caption.
-pub const PHOTO_REPLY: &str =
-    "I can't look at photos yet — could you type what's in it (or the part you need)?";
-/// The reply to a file without a caption.
-pub const DOCUMENT_REPLY: &str =
-    "I can't open files yet — could you paste the text you need into a message?";
 /// The reply to a voice note.
 pub const VOICE_REPLY: &str = "I can't listen to voice notes yet — could you type it?";
 /// The reply to an audio file.
@@ -102,8 +97,8 @@ pub fn fetch_error_reply(error: &FetchError) -> &'static str {
 /// The line for an attachment of `kind` that is all there is to answer.
 fn kind_reply(kind: MediaKind) -> &'static str {
     match kind {
-        MediaKind::Image => PHOTO_REPLY,
-        MediaKind::Document => DOCUMENT_REPLY,
+        // Photos and files are fetched; only a fetcher asked about another kind says this.
+        MediaKind::Image | MediaKind::Document => WRONG_TYPE_REPLY,
         MediaKind::Voice => VOICE_REPLY,
         MediaKind::Audio => AUDIO_REPLY,
         MediaKind::Video => VIDEO_REPLY,
@@ -134,22 +129,27 @@ impl MediaAnswer {
 /// The line said before the reply to a captioned attachment of `kind`.
 fn caption_note(kind: MediaKind) -> &'static str {
     match kind {
-        MediaKind::Image => "(I can't look at photos yet, so I went by your caption.)",
-        MediaKind::Document => "(I can't open files yet, so I went by your caption.)",
         MediaKind::Voice | MediaKind::Audio => {
             "(I can't listen to audio yet, so I went by your caption.)"
         }
         MediaKind::Video => "(I can't watch videos yet, so I went by your caption.)",
-        MediaKind::Sticker | MediaKind::Location | MediaKind::Contact | MediaKind::Other => {
-            "(I can only read text for now, so I went by your caption.)"
-        }
+        MediaKind::Image
+        | MediaKind::Document
+        | MediaKind::Sticker
+        | MediaKind::Location
+        | MediaKind::Contact
+        | MediaKind::Other => "(I can only read text for now, so I went by your caption.)",
     }
 }
 
-/// The answer for `message`'s attachment; `None` when it has none, or when it is a location
-/// or contact card the parser turned into text (that text goes on like any message).
+/// The answer for `message`'s attachment; `None` when it has none, when it is a photo or file
+/// (fetched and read), or when it is a location or contact card the parser turned into text
+/// (that text goes on like any message).
 pub fn media_answer(message: &InboundMessage) -> Option<MediaAnswer> {
     let kind = message.media.as_ref()?.kind;
+    if crate::is_fetchable(kind) {
+        return None;
+    }
     let has_text = message
         .text
         .as_deref()
@@ -164,7 +164,7 @@ pub fn media_answer(message: &InboundMessage) -> Option<MediaAnswer> {
 }
 
 /// The line for `message` if its attachment is all there is to answer (see [`media_answer`]);
-/// `None` for text, buttons, captioned attachments, locations and contacts.
+/// `None` for text, buttons, captioned attachments, photos and files, locations and contacts.
 pub fn media_reply(message: &InboundMessage) -> Option<&'static str> {
     match media_answer(message)? {
         MediaAnswer::Only(line) => Some(line),
@@ -203,13 +203,11 @@ mod tests {
         assert_eq!(only(MediaKind::Audio), Some(AUDIO_REPLY));
         assert_eq!(only(MediaKind::Video), Some(VIDEO_REPLY));
         assert_eq!(only(MediaKind::Sticker), Some(STICKER_REPLY));
-        assert_eq!(only(MediaKind::Image), Some(PHOTO_REPLY));
-        assert_eq!(only(MediaKind::Document), Some(DOCUMENT_REPLY));
+        assert_eq!(only(MediaKind::Image), None, "photos are read");
+        assert_eq!(only(MediaKind::Document), None, "files are read");
         assert_eq!(only(MediaKind::Other), Some(MEDIA_NOT_UNDERSTOOD_REPLY));
         assert_eq!(only(MediaKind::Location), Some(UNREADABLE_CARD_REPLY));
         for line in [
-            PHOTO_REPLY,
-            DOCUMENT_REPLY,
             VOICE_REPLY,
             AUDIO_REPLY,
             VIDEO_REPLY,
@@ -291,14 +289,16 @@ mod tests {
     #[test]
     fn a_caption_goes_on_with_a_note_and_cards_go_on_as_text() {
         let photo = message(Some(MediaKind::Image), Some("set this up"));
+        assert_eq!(media_answer(&photo), None, "a photo goes to the model");
+        let voice = message(Some(MediaKind::Voice), Some("set this up"));
         assert_eq!(
-            media_answer(&photo),
-            Some(MediaAnswer::BeforeReply(caption_note(MediaKind::Image)))
+            media_answer(&voice),
+            Some(MediaAnswer::BeforeReply(caption_note(MediaKind::Voice)))
         );
-        assert_eq!(media_reply(&photo), None);
+        assert_eq!(media_reply(&voice), None);
         let place = message(Some(MediaKind::Location), Some("Location: 52.52, 13.4"));
         assert_eq!(media_answer(&place), None);
-        let blank = message(Some(MediaKind::Image), Some("  "));
-        assert_eq!(media_reply(&blank), Some(PHOTO_REPLY));
+        let blank = message(Some(MediaKind::Video), Some("  "));
+        assert_eq!(media_reply(&blank), Some(VIDEO_REPLY));
     }
 }

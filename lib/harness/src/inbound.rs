@@ -9,7 +9,9 @@
 //!
 //! Then, in order: an attachment Steward cannot read gets a short fixed answer for its kind
 //! ([`media_answer`]: a voice note is asked to be typed …) — unless it has a caption, which
-//! goes on as the text with the answer put before the reply; a linking code
+//! goes on as the text with the answer put before the reply; a photo or PDF from a known
+//! sender goes into the turn ([`crate::attachments`]: fetched after the claim, stored, shown
+//! to the model), from a stranger it gets the onboarding steps; a linking code
 //! anywhere in the text is consumed (atomically) and the sender's identity bound, with a
 //! welcome; a known sender's message becomes a turn ([`Agent::handle`], which claims it); an
 //! unknown sender gets the onboarding steps. None of the answers without the model calls it.
@@ -23,13 +25,14 @@
 
 use serde::{Deserialize, Serialize};
 use steward_channels::{
-    Channel, ChannelSender, ChatKind, InboundMessage, MediaAnswer, button_index, media_answer,
-    with_typing,
+    Channel, ChannelSender, ChatKind, InboundMessage, MediaAnswer, button_index, is_fetchable,
+    media_answer, with_typing,
 };
 use steward_llm::Role;
 use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
 use crate::approval_chat::{self, ApprovalMessage};
+use crate::attachments::Attachment;
 use crate::conversation::{self, Claim, InboxRecord};
 use crate::identity::{self, IdentityRecord};
 use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
@@ -193,6 +196,20 @@ pub async fn handle_inbound(
         }
     }
     let media = media_answer(message);
+    // A photo or PDF is read by the model: fetched inside a known user's turn, after the claim
+    // (so a duplicate delivery downloads nothing). The web chat carries no attachments.
+    let attachment = message
+        .media
+        .as_ref()
+        .filter(|m| is_fetchable(m.kind) && message.channel != Channel::Web)
+        .map(|m| Attachment {
+            media: m.clone(),
+            channel: message.channel,
+            captioned: message
+                .text
+                .as_deref()
+                .is_some_and(|t| !t.trim().is_empty()),
+        });
     let inbound = Inbound {
         agent,
         message,
@@ -204,6 +221,7 @@ pub async fn handle_inbound(
             Some(MediaAnswer::BeforeReply(line)) => Some(line),
             _ => None,
         },
+        attachment,
     };
     // A press on an approval request Steward sent is the person's own answer to it: settled
     // here, before and without the model.
@@ -224,7 +242,13 @@ pub async fn handle_inbound(
         let text = transcript_text_for_media(message);
         return inbound.answer_without_model(Route::Media(line), text).await;
     }
-    let Some(text) = user_text(table, &inbound.parts.key, message).await? else {
+    let caption = user_text(table, &inbound.parts.key, message).await?;
+    let Some(text) = caption.or_else(|| {
+        inbound
+            .attachment
+            .as_ref()
+            .map(|_| transcript_text_for_media(message))
+    }) else {
         tracing::info!(conversation = %inbound.parts.key, "inbound message without text; dropped");
         return Ok(InboundOutcome::Ignored { reason: "no text" });
     };
@@ -232,6 +256,12 @@ pub async fn handle_inbound(
     if message.channel != Channel::Web && linking::find_code_in_text(&text).is_some() {
         return inbound.answer_without_model(Route::Link, text).await;
     }
+    // With an attachment, the person's words are its kind and the caption ("[photo] set this
+    // up"): what the visible transcript shows and the model reads beside the image.
+    let text = match &inbound.attachment {
+        Some(_) => transcript_text_for_media(message),
+        None => text,
+    };
     match inbound.user.clone() {
         Some(user) => inbound.run_turn(user, text).await,
         None => inbound.answer_without_model(Route::Onboard, text).await,
@@ -380,6 +410,8 @@ struct Inbound<'a> {
     user: Option<UserId>,
     /// The line put before the reply to a captioned attachment that was not read.
     notice: Option<&'static str>,
+    /// The photo or PDF the turn fetches for the model, if any.
+    attachment: Option<Attachment>,
 }
 
 impl Inbound<'_> {
@@ -409,7 +441,8 @@ impl Inbound<'_> {
             self.sender,
             outbox.recipient(),
             self.message.message_ref.as_deref(),
-            self.agent.handle_with_notice(&input, self.notice, &outbox),
+            self.agent
+                .handle_message(&input, self.notice, self.attachment.as_ref(), &outbox),
         )
         .await?;
         Ok(match outcome {

@@ -226,16 +226,25 @@ pub fn usage_sk(month: &str) -> String {
 /// Prefix of the per-month usage records under [`user_pk`].
 pub const USAGE_SK_PREFIX: &str = "USAGE#";
 
+/// Sort key of a user's media bytes on one day (`yyyy-mm-dd`) under [`user_pk`].
+pub fn media_day_sk(day: &str) -> String {
+    format!("{MEDIA_DAY_SK_PREFIX}{day}")
+}
+
+/// Prefix of the per-day media counters under [`user_pk`].
+pub const MEDIA_DAY_SK_PREFIX: &str = "MEDIADAY#";
+
 /// Partition kinds the harness owns; the domain may not write to any of them (nor to another
 /// user's `USER#` partition).
 const HARNESS_PK_KINDS: [&str; 6] = ["USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV"];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
-const HARNESS_USER_SKS: [&str; 9] = [
+const HARNESS_USER_SKS: [&str; 10] = [
     CONFIRM_SK_PREFIX,
     NOTICE_SK_PREFIX,
     PROFILE_SK,
     USAGE_SK_PREFIX,
+    MEDIA_DAY_SK_PREFIX,
     ACTION_SK_PREFIX,
     AUDIT_SK_PREFIX,
     USER_IDENT_SK_PREFIX,

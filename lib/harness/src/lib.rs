@@ -21,7 +21,8 @@
 //! * [`prompt`]: the frozen prefix (system prompt + tool list) and [`PROMPT_VERSION`].
 //! * [`turn`]: the [`Agent`] and its turn loop; [`gate`]: the confirmation gate;
 //!   [`compaction`]: new segments instead of edits; [`chat_tools`]: conversation-only tools;
-//!   [`shaping`]: replies fitted to the channel; [`usage`]: token accounting.
+//!   [`shaping`]: replies fitted to the channel; [`usage`]: token accounting;
+//!   [`attachments`]: photos and PDFs fetched, kept in the blob store and resolved for the model.
 //! * [`inbound`]: the conversation layer before the model ([`handle_inbound`]); [`outbox`]:
 //!   [`ChannelOutbox`], a turn's replies over a channel sender.
 //! * [`display_text`]: invisible formatting characters refused in text others see;
@@ -34,6 +35,7 @@
 
 pub mod accounts;
 pub mod approval_chat;
+pub mod attachments;
 pub mod audit;
 pub mod chat_tools;
 pub mod compaction;
@@ -70,6 +72,7 @@ pub mod untrusted;
 pub mod usage;
 
 pub use accounts::{AccountStatus, Profile, TimeZoneName};
+pub use attachments::{Attachment, MediaPorts};
 pub use audit::{Audited, audited};
 pub use ctx::{Actor, Ctx};
 pub use domain::ContextSource;

@@ -104,3 +104,15 @@ pub const PENDING_APPROVALS_MAX: usize = 200;
 /// Largest tool-results row written to the model transcript, in bytes of JSON: a round of
 /// many large results is trimmed to fit DynamoDB's item limit with room to spare.
 pub const TOOL_ROUND_BYTES_MAX: usize = 300_000;
+
+/// Media bytes (photos and PDFs) one user may send to the model per UTC day, counted when a
+/// download is stored (`attachments.rs`). Every stored byte is storage for 30 days and input
+/// tokens on every later call of its conversation; a busy organiser's day is a handful of
+/// photos and a programme or two, and 50 MB is still ten of the largest files accepted.
+pub const MEDIA_BYTES_PER_USER_DAY_MAX: u64 = 50_000_000;
+
+/// Photos and PDFs one model request carries (the rest, oldest first, become a short note):
+/// each person's message brings at most one, so this is the images a turn can see across the
+/// conversation. Anthropic's API takes up to 100 images per request but lowers the size limit
+/// to 2000 pixels a side past 20, which would refuse photos the fetcher accepts (up to 8000).
+pub const MEDIA_PER_REQUEST_MAX: usize = 20;

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use steward_channels::{
-    Channel, ChannelProfile, ChannelSender, ChatKind, DOCUMENT_REPLY, InboundMessage, MediaAnswer,
-    MediaKind, MediaRef, PartLedger, Recipient, SendError, SendReceipt, SentButton, VOICE_REPLY,
-    button_id, media_answer,
+    Channel, ChannelProfile, ChannelSender, ChatKind, InboundMessage, MediaKind, MediaRef,
+    PartLedger, Recipient, SendError, SendReceipt, SentButton, VOICE_REPLY, button_id,
+    media_answer,
 };
 use steward_harness::conversation::{self, Claim};
 use steward_harness::dead_letter::{APOLOGY, Apology, apologise};
@@ -495,15 +495,19 @@ async fn an_attachment_gets_the_short_reply_without_the_model(s: Setup) {
         s.seen("504").await[0],
         (Role::User, Some("[voice note]".into()))
     );
-    // A stranger's attachment gets the same kind of answer.
+    // A stranger's file is not downloaded: they get the steps to sign up.
     let mut m = tg("505", "505", "p-2", "");
     m.text = None;
     m.media = Some(MediaRef::of(MediaKind::Document));
     s.handle(&m).await.unwrap();
     assert_eq!(s.sender.texts().len(), 2);
-    assert_eq!(s.sender.texts()[1], DOCUMENT_REPLY);
+    assert_eq!(
+        s.sender.texts()[1],
+        onboarding_text(&s.links, Channel::Telegram)
+    );
 }
 
+/// The rig has no blob store: the photo is not read (fail closed), the caption goes on.
 async fn a_captioned_photo_goes_on_to_the_turn_with_a_note_before_the_reply(s: Setup) {
     s.bind("530").await;
     s.rig.model.push(Ok(steward_llm::CreateResponse::new(
@@ -523,7 +527,8 @@ async fn a_captioned_photo_goes_on_to_the_turn_with_a_note_before_the_reply(s: S
     assert_eq!(s.rig.model.calls(), 1);
     let texts = s.sender.texts();
     assert_eq!(texts.len(), 1);
-    let note = media_answer(&m).map(MediaAnswer::line).unwrap();
+    assert_eq!(media_answer(&m), None, "a photo is for the model");
+    let note = steward_harness::attachments::NO_ATTACHMENTS_HERE;
     assert_eq!(texts[0], format!("{note}\n\nWhich Saturday?"));
     // The model read the caption as the person's words.
     let request = s.rig.model.requests().pop().unwrap();

@@ -69,13 +69,10 @@ fn photo_is_media_with_the_largest_size() {
         Some("AgACAgQAAxkBAAIBS-large")
     );
     assert_eq!(media.size_bytes, Some(98765));
-    // The caption is the text, and goes on to the turn with a note that the photo was not read.
+    // The caption is the text; the photo itself is fetched and read, so no answer here.
     assert_eq!(m.text.as_deref(), Some("Our venue"));
     assert_eq!(media_reply(&m), None);
-    assert!(matches!(
-        media_answer(&m),
-        Some(MediaAnswer::BeforeReply(_))
-    ));
+    assert_eq!(media_answer(&m), None);
 }
 
 #[test]

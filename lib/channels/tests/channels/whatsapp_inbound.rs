@@ -2,9 +2,8 @@
 
 use steward_channels::whatsapp::{SignatureError, parse_webhook, sign, verify_signature};
 use steward_channels::{
-    AUDIO_REPLY, Channel, DOCUMENT_REPLY, InboundMessage, MediaAnswer, MediaKind, ParseError,
-    STICKER_REPLY, VIDEO_REPLY, VOICE_REPLY, WEBHOOK_BODY_BYTES_MAX, check_body_size, media_answer,
-    media_reply,
+    AUDIO_REPLY, Channel, InboundMessage, MediaKind, ParseError, STICKER_REPLY, VIDEO_REPLY,
+    VOICE_REPLY, WEBHOOK_BODY_BYTES_MAX, check_body_size, media_answer, media_reply,
 };
 
 use crate::fixture;
@@ -84,13 +83,10 @@ fn image_becomes_a_media_message() {
     assert_eq!(media.kind, MediaKind::Image);
     assert_eq!(media.provider_media_id.as_deref(), Some("1003383421387256"));
     assert_eq!(media.mime.as_deref(), Some("image/jpeg"));
-    // The caption is the text, and goes on to the turn with a note that the photo was not read.
+    // The caption is the text; the photo itself is fetched and read, so no answer here.
     assert_eq!(m.text.as_deref(), Some("The venue floor plan"));
     assert_eq!(steward_channels::media_reply(&m), None);
-    assert!(matches!(
-        media_answer(&m),
-        Some(MediaAnswer::BeforeReply(line)) if line.contains("photos")
-    ));
+    assert_eq!(media_answer(&m), None);
 }
 
 #[test]
@@ -102,13 +98,10 @@ fn documents_keep_their_caption_and_file_name() {
     assert_eq!(media.mime.as_deref(), Some("application/pdf"));
     assert_eq!(media.file_name.as_deref(), Some("programme.pdf"));
     assert_eq!(m.text.as_deref(), Some("Programme for Saturday"));
-    assert!(matches!(
-        media_answer(&m),
-        Some(MediaAnswer::BeforeReply(_))
-    ));
+    assert_eq!(media_answer(&m), None, "a PDF is fetched and read");
     let bare = only("document_no_caption");
     assert_eq!(bare.text, None);
-    assert_eq!(media_reply(&bare), Some(DOCUMENT_REPLY));
+    assert_eq!(media_reply(&bare), None);
 }
 
 #[test]

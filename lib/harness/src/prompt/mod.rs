@@ -12,7 +12,7 @@ use crate::chat_tools;
 
 /// Version of the harness's prompt; bump it with any change to the prefix. A changed prompt
 /// costs saved reasoning once (handled: rejected signatures are stripped and retried).
-pub const PROMPT_VERSION: &str = "2026-12-01.4";
+pub const PROMPT_VERSION: &str = "2026-12-02.1";
 
 /// The harness's part of the system prompt: an interface spec (voice, what each message
 /// contains and what to trust, how to work, risky actions, markers, scope).

@@ -35,6 +35,7 @@ use steward_store::{Clock, Table};
 use tracing::Instrument;
 
 use self::run::ModelRun;
+use crate::attachments::{Attachment, MediaPorts};
 use crate::chat_tools::ChatTools;
 use crate::conversation::{self, Claim, Conversation};
 pub use crate::error::TurnError;
@@ -186,6 +187,8 @@ pub struct Agent {
     chat_tools: ChatTools,
     /// Process-wide: once the provider rejected an optional feature, stop sending it.
     lean: AtomicBool,
+    /// Where photos and PDFs are fetched from and kept.
+    pub(crate) media: MediaPorts,
 }
 
 impl std::fmt::Debug for Agent {
@@ -252,7 +255,15 @@ impl Agent {
             prefix,
             chat_tools: ChatTools::new(),
             lean: AtomicBool::new(false),
+            media: MediaPorts::none(),
         }
+    }
+
+    /// The same agent, fetching and keeping attachments through `media` (without it, every
+    /// photo or PDF gets [`crate::attachments::NO_ATTACHMENTS_HERE`]).
+    pub fn with_media(mut self, media: MediaPorts) -> Self {
+        self.media = media;
+        self
     }
 
     /// The frozen prefix every request starts with.
@@ -288,6 +299,19 @@ impl Agent {
         notice: Option<&str>,
         outbox: &dyn Outbox,
     ) -> Result<TurnOutcome, TurnError> {
+        self.handle_message(input, notice, None, outbox).await
+    }
+
+    /// Runs (or resumes) the turn for `input` like [`Agent::handle_with_notice`], with the
+    /// message's `attachment` (a photo or PDF): fetched and stored after the claim and the
+    /// cheap guards, before the model ([`crate::attachments`]).
+    pub async fn handle_message(
+        &self,
+        input: &TurnInput,
+        notice: Option<&str>,
+        attachment: Option<&Attachment>,
+        outbox: &dyn Outbox,
+    ) -> Result<TurnOutcome, TurnError> {
         let now = self.clock.now_millis();
         let claim = conversation::claim(
             self.table.as_ref(),
@@ -311,9 +335,18 @@ impl Agent {
             return Ok(TurnOutcome::Duplicate);
         };
         let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
-        self.run(input, notice, outbox, turn, capped, conversation, action)
-            .instrument(span)
-            .await
+        self.run(
+            input,
+            notice,
+            attachment,
+            outbox,
+            turn,
+            capped,
+            conversation,
+            action,
+        )
+        .instrument(span)
+        .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -321,6 +354,7 @@ impl Agent {
         &self,
         input: &TurnInput,
         notice: Option<&str>,
+        attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
         turn: u64,
         capped: bool,
@@ -352,9 +386,10 @@ impl Agent {
                 buttons: seen.buttons,
             },
             None => {
-                let draft = self
-                    .decide(input, outbox, turn, capped, conv, action)
+                let (draft, media_notice) = self
+                    .decide(input, attachment, outbox, turn, capped, conv, action)
                     .await?;
+                let notice = notice.or(media_notice);
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
                     .await?
                     .is_some();
@@ -406,19 +441,22 @@ impl Agent {
         Ok(TurnOutcome::Replied { turn, reply })
     }
 
-    /// The cheap guards, then the model loop.
+    /// The cheap guards, then the model loop; with the line to put before the reply when the
+    /// message's attachment could not be read.
+    #[allow(clippy::too_many_arguments)]
     async fn decide(
         &self,
         input: &TurnInput,
+        attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
         turn: u64,
         capped: bool,
         conv: Conversation,
         action: ActionId,
-    ) -> Result<Draft, TurnError> {
+    ) -> Result<(Draft, Option<&'static str>), TurnError> {
         if capped {
             tracing::warn!("hourly message cap reached; answered without the model");
-            return Ok(Draft { text: BUSY.into() });
+            return Ok((Draft { text: BUSY.into() }, None));
         }
         let profile = match accounts::get_profile(self.table.as_ref(), &input.user).await {
             Ok(p) => Some(p),
@@ -430,14 +468,20 @@ impl Agent {
             .is_some_and(|p| p.status == AccountStatus::Paused)
         {
             tracing::info!("paused account; answered without the model");
-            return Ok(Draft {
-                text: PAUSED.into(),
-            });
+            return Ok((
+                Draft {
+                    text: PAUSED.into(),
+                },
+                None,
+            ));
         }
         let Some(model) = self.model.clone() else {
-            return Ok(Draft {
-                text: NO_MODEL.into(),
-            });
+            return Ok((
+                Draft {
+                    text: NO_MODEL.into(),
+                },
+                None,
+            ));
         };
         let mut run = ModelRun {
             agent: self,
@@ -450,8 +494,11 @@ impl Agent {
             history: Vec::new(),
             this_turn: Vec::new(),
             compacted_for_length: false,
+            attachment,
+            media_notice: None,
         };
-        run.go().await
+        let draft = run.go().await?;
+        Ok((draft, run.media_notice))
     }
 
     pub(crate) fn limits(&self) -> &TurnLimits {

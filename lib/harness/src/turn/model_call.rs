@@ -11,6 +11,7 @@ use steward_llm::{
 };
 
 use super::{Agent, BROKEN, SWAMPED, TIMED_OUT};
+use crate::attachments;
 use crate::compaction::{NotesError, NotesModel};
 use crate::conversation::{self, Conversation};
 use crate::ids::{ConversationKey, UserId};
@@ -32,16 +33,18 @@ impl Agent {
     /// Calls the model with `messages`, handling the recoverable rejections: a replayed
     /// reasoning signature (strip reasoning up to `floor_at` and retry once) and an optional
     /// feature (switch to lean mode and retry once).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn call(
         &self,
         model: &dyn LlmClient,
+        owner: &UserId,
         conv: &mut Conversation,
         rows: &[PlacedRow],
         extra: Option<Message>,
         effort: Option<Effort>,
         floor_at: &str,
     ) -> Result<CreateResponse, LlmError> {
-        let build = |conv: &Conversation, agent: &Agent| {
+        let build = async |conv: &Conversation, agent: &Agent| {
             let mut messages = transcript::to_messages(rows, conv.meta.reasoning_floor.as_deref());
             if let Some(extra) = &extra {
                 match messages.last_mut() {
@@ -51,6 +54,9 @@ impl Agent {
                     _ => messages.push(extra.clone()),
                 }
             }
+            // Stored photos and PDFs become their bytes again, the same on every call.
+            let mut messages =
+                attachments::resolve(agent.media.blobs.as_deref(), owner, messages).await;
             if let Some(last) = messages.last_mut() {
                 last.set_cache_control_on_last(Some(CacheControl::ephemeral()));
             }
@@ -58,7 +64,7 @@ impl Agent {
         };
         let mut retried = false;
         loop {
-            let req = build(conv, self);
+            let req = build(conv, self).await;
             match model.create(&req).await {
                 Ok(resp) => return Ok(resp),
                 Err(LlmError::InvalidRequest {
@@ -139,6 +145,7 @@ impl NotesModel for TurnNotes<'_> {
             .agent
             .call(
                 self.model,
+                self.user,
                 conv,
                 rows,
                 Some(request),

@@ -14,6 +14,7 @@ use super::{
     BAIL_OUT, CUT_OFF, Draft, GOING_IN_CIRCLES, NOT_RUN_CUT_OFF, NOT_RUN_REPEATED, REFUSED,
     TurnError,
 };
+use crate::attachments::{self, Taken};
 use crate::transcript::{self, ModelRow, PlacedRow, RowSource};
 use crate::{Actor, Ctx, compaction, keys};
 
@@ -60,7 +61,34 @@ impl ModelRun<'_> {
                     }
                 }
             }
-            let row = self.user_row().await;
+            let media = match self.attachment {
+                Some(attachment) => Some(
+                    attachments::take(
+                        &self.agent.media,
+                        table,
+                        self.agent.clock().now_millis(),
+                        &self.input.user,
+                        attachment,
+                    )
+                    .await?,
+                ),
+                None => None,
+            };
+            let (block, note) = match media {
+                Some(Taken::Stored(block)) => (Some(block), None),
+                Some(Taken::Refused(line)) => {
+                    let captioned = self.attachment.is_some_and(|a| a.captioned);
+                    if !captioned {
+                        // Nothing else to go on: the line is the whole answer, without the
+                        // model (and no model row, so the next turn's history stays paired).
+                        return Ok(Draft { text: line.into() });
+                    }
+                    self.media_notice = Some(line);
+                    (None, Some(line))
+                }
+                None => (None, None),
+            };
+            let row = self.user_row(block, note).await;
             let now = self.agent.clock().now_millis();
             let stored =
                 transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row, now)
@@ -80,8 +108,10 @@ impl ModelRun<'_> {
         self.walk().await
     }
 
-    /// The turn's user row: a fresh context block and the person's words.
-    async fn user_row(&self) -> ModelRow {
+    /// The turn's user row: the stored attachment (a reference, never its bytes), if any, then
+    /// a fresh context block and the person's words (with `note`, the line they were told when
+    /// their attachment could not be read).
+    async fn user_row(&self, block: Option<ContentBlock>, note: Option<&str>) -> ModelRow {
         let ctx = self.ctx();
         let context = match self
             .agent
@@ -102,8 +132,19 @@ impl ModelRun<'_> {
                 )
             }
         };
+        let words = match note {
+            Some(line) => format!(
+                "{}\n(The attachment could not be read; they were told: {line})",
+                self.input.text
+            ),
+            None => self.input.text.clone(),
+        };
+        let mut content: Vec<ContentBlock> = block.into_iter().collect();
+        content.push(ContentBlock::text(transcript::user_turn_text(
+            &context, &words,
+        )));
         ModelRow {
-            message: Message::user_text(transcript::user_turn_text(&context, &self.input.text)),
+            message: Message::user(content),
             source: RowSource::User,
             stop_reason: None,
         }
@@ -142,6 +183,7 @@ impl ModelRun<'_> {
                 .agent
                 .call(
                     self.model.as_ref(),
+                    &self.input.user,
                     &mut self.conv,
                     &self.history,
                     None,

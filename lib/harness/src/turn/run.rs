@@ -7,6 +7,7 @@ use std::sync::Arc;
 use steward_llm::LlmClient;
 
 use super::{Agent, TurnInput};
+use crate::attachments::Attachment;
 use crate::conversation::Conversation;
 use crate::ids::ActionId;
 use crate::transcript::PlacedRow;
@@ -28,4 +29,9 @@ pub(super) struct ModelRun<'a> {
     /// Whether this attempt already compacted because the model said the prompt was too
     /// long: it retries once, never again.
     pub(super) compacted_for_length: bool,
+    /// The message's photo or file to fetch before the user row is written, if any.
+    pub(super) attachment: Option<&'a Attachment>,
+    /// The line put before the reply when the attachment could not be read (the caption went
+    /// on without it).
+    pub(super) media_notice: Option<&'static str>,
 }

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde_json::json;
 use steward_channels::ChannelProfile;
 use steward_harness::{
-    Agent, ChannelName, ContextSource, ConversationKey, Ctx, Domain, ModelSettings, Outbox,
-    ServiceError, ShapedReply, TurnInput, TurnLimits, TurnOutcome, UserId,
+    Agent, ChannelName, ContextSource, ConversationKey, Ctx, Domain, MediaPorts, ModelSettings,
+    Outbox, ServiceError, ShapedReply, TurnInput, TurnLimits, TurnOutcome, UserId,
 };
 use steward_llm::{ContentBlock, LlmClient, ScriptedClient};
 use steward_store::testing::Backend;
@@ -107,6 +107,7 @@ pub struct RigOptions {
     pub model: bool,
     pub limits: TurnLimits,
     pub profile: ChannelProfile,
+    pub media: MediaPorts,
 }
 
 impl Default for RigOptions {
@@ -115,6 +116,7 @@ impl Default for RigOptions {
             model: true,
             limits: TurnLimits::default(),
             profile: ChannelProfile::TELEGRAM,
+            media: MediaPorts::none(),
         }
     }
 }
@@ -149,7 +151,8 @@ impl Rig {
             ModelSettings::new("claude-test"),
             options.limits,
             domain,
-        );
+        )
+        .with_media(options.media);
         Rig {
             agent: Arc::new(agent),
             model,
