@@ -62,6 +62,7 @@ async fn main() -> anyhow::Result<()> {
             Arc::new(table),
             domain,
             steward_events::FIRST_REQUEST,
+            Some(or_refuse(FUNCTION, wiring::s3_blob_store(&settings, &sdk))),
         ),
     );
     let worker = Arc::new(worker.with_visibility(Arc::new(queue)));

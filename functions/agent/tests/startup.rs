@@ -27,6 +27,7 @@ fn the_agent_binary_refuses_an_incoherent_setting() {
                 "STEWARD_QUEUE_URL",
                 "https://sqs.eu-west-1.amazonaws.com/1/turns.fifo",
             ),
+            ("STEWARD_BLOB_BUCKET", "steward-media"),
             ("STEWARD_MODEL_PROVIDER", "bedrock"),
             ("STEWARD_MODEL", "claude-sonnet-4-5"),
         ],

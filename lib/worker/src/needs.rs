@@ -1,5 +1,5 @@
 //! What the agent function needs to start (see `steward_edge::startup`): the table and the turn
-//! queue, a model configuration that can work, and whole senders.
+//! queue, the media bucket, a model configuration that can work, and whole senders.
 
 use steward_channels::{ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID};
 use steward_edge::config::{ConfigError, ENV_QUEUE_URL, ENV_TABLE, Settings};
@@ -17,6 +17,10 @@ pub const AGENT_NEEDS: &[Need] = &[
     Need::Set {
         name: ENV_QUEUE_URL,
         fix: "set it to the SQS FIFO turn queue's URL (the template passes its TurnQueue)",
+    },
+    Need::Set {
+        name: steward_store::ENV_BLOB_BUCKET,
+        fix: "set it to the S3 bucket photos and PDFs are kept in (the template passes its MediaBucket)",
     },
     Need::Rule(model::check_model),
     Need::Valid {
@@ -42,8 +46,9 @@ mod tests {
 
     use super::*;
 
-    const COMPLETE: [(&str, &str); 7] = [
+    const COMPLETE: [(&str, &str); 8] = [
         (ENV_TABLE, "steward-table"),
+        (steward_store::ENV_BLOB_BUCKET, "steward-media"),
         (
             ENV_QUEUE_URL,
             "https://sqs.eu-west-1.amazonaws.com/1/turns.fifo",
@@ -95,6 +100,8 @@ mod tests {
         assert!(e.starts_with("STEWARD_TABLE is not set: "), "{e}");
         let e = refusal(&[ENV_QUEUE_URL], &[]);
         assert!(e.starts_with("STEWARD_QUEUE_URL is not set: "), "{e}");
+        let e = refusal(&[steward_store::ENV_BLOB_BUCKET], &[]);
+        assert!(e.starts_with("STEWARD_BLOB_BUCKET is not set: "), "{e}");
     }
 
     #[test]

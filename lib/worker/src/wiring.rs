@@ -4,12 +4,16 @@
 use std::sync::Arc;
 
 use steward_channels::{
-    ChannelSender, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID, TelegramConfig,
-    TelegramSender, WhatsappConfig, WhatsappSender,
+    ChannelSender, ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID, MediaFetcher,
+    TelegramConfig, TelegramMediaFetcher, TelegramSender, WhatsappConfig, WhatsappMediaFetcher,
+    WhatsappSender,
 };
 use steward_edge::config::{ConfigError, ENV_PUBLIC_URL, Settings};
-use steward_harness::{Agent, Domain, Links, TurnLimits};
-use steward_store::{SystemClock, Table};
+use steward_harness::{Agent, Domain, Links, MediaPorts, TurnLimits};
+use steward_store::{
+    BlobStore, ENV_BLOB_BUCKET, ENV_BLOB_PATH_STYLE, S3BlobSettings, S3BlobStore, SystemClock,
+    Table,
+};
 
 use crate::agent_batch::{Senders, TurnWorker};
 use crate::model;
@@ -59,15 +63,63 @@ pub fn links(settings: &Settings, product: &str, first_request: &str) -> Links {
         .with_first_request(first_request)
 }
 
+/// What fetches and keeps attachments: a fetcher for each configured channel (from the same
+/// settings as its sender) and `blobs`. Without a blob store, photos and PDFs get a line
+/// saying attachments cannot be read here.
+pub fn media_ports(
+    settings: &Settings,
+    blobs: Option<Arc<dyn BlobStore>>,
+) -> Result<MediaPorts, ConfigError> {
+    fn unusable(e: impl std::fmt::Display) -> ConfigError {
+        ConfigError::Client {
+            what: "the media download client",
+            message: e.to_string(),
+        }
+    }
+    let whatsapp: Option<Arc<dyn MediaFetcher>> =
+        match WhatsappConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(
+                WhatsappMediaFetcher::new(&config).map_err(unusable)?,
+            )),
+            Err(_) => None,
+        };
+    let telegram: Option<Arc<dyn MediaFetcher>> =
+        match TelegramConfig::from_lookup(settings.lookup()) {
+            Ok(config) => Some(Arc::new(
+                TelegramMediaFetcher::new(&config).map_err(unusable)?,
+            )),
+            Err(_) => None,
+        };
+    Ok(MediaPorts {
+        whatsapp,
+        telegram,
+        blobs,
+    })
+}
+
+/// The agent function's blob store: the S3 bucket `STEWARD_BLOB_BUCKET` names.
+pub fn s3_blob_store(
+    settings: &Settings,
+    sdk: &aws_config::SdkConfig,
+) -> Result<Arc<dyn BlobStore>, ConfigError> {
+    let s3 = S3BlobSettings::from_values(
+        settings.get(ENV_BLOB_BUCKET).as_deref(),
+        settings.get(ENV_BLOB_PATH_STYLE).as_deref(),
+    )
+    .map_err(ConfigError::unusable)?;
+    Ok(Arc::new(S3BlobStore::from_settings(sdk, &s3)))
+}
+
 /// The turn worker for `domain` over `table`: the model from `settings` (see
-/// [`model::model_client`]), the configured senders and the links (suggesting
-/// `first_request` after linking).
+/// [`model::model_client`]), the configured senders, the media fetchers with `blobs` (see
+/// [`media_ports`]) and the links (suggesting `first_request` after linking).
 pub fn turn_worker(
     settings: &Settings,
     sdk: &aws_config::SdkConfig,
     table: Arc<dyn Table>,
     domain: Domain,
     first_request: &str,
+    blobs: Option<Arc<dyn BlobStore>>,
 ) -> Result<TurnWorker, ConfigError> {
     let (client, model_settings) = model::model_client(settings, sdk)?;
     let links = links(settings, &domain.product, first_request);
@@ -78,7 +130,8 @@ pub fn turn_worker(
         model_settings,
         TurnLimits::default(),
         domain,
-    );
+    )
+    .with_media(media_ports(settings, blobs)?);
     Ok(TurnWorker::new(Arc::new(agent), senders(settings)?, links))
 }
 

@@ -17,7 +17,8 @@ use steward_edge::{health, request_log};
 use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_mcp::{self as mcp, McpConfig};
 use steward_store::{
-    Clock, InProcessQueue, QueueConfig, SqliteTable, SystemClock, Table, TurnQueue,
+    BLOB_RETENTION_DAYS, Clock, FolderBlobStore, InProcessQueue, QueueConfig, SqliteTable,
+    SystemClock, Table, TurnQueue,
 };
 use steward_webapp::config as web;
 use steward_webapp::{SignInMode, WebState, app};
@@ -43,7 +44,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 pub const SWEEP_EVERY: Duration = Duration::from_secs(60 * 60);
 
 /// Deletes expired rows now and then every [`SWEEP_EVERY`], for as long as the process runs.
-fn sweep_periodically(table: SqliteTable) {
+fn sweep_periodically(table: SqliteTable, blobs: FolderBlobStore) {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
         loop {
@@ -55,9 +56,20 @@ fn sweep_periodically(table: SqliteTable) {
                     tracing::warn!(error = %e, "deleting expired rows failed; trying again later")
                 }
             }
+            // Photos and PDFs expire like the S3 bucket's lifecycle rule expires them.
+            match blobs.sweep_older_than(BLOB_MAX_AGE).await {
+                Ok(0) => {}
+                Ok(deleted) => tracing::info!(deleted, "expired media blobs deleted"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "deleting expired media failed; trying again later")
+                }
+            }
         }
     });
 }
+
+/// How old a media blob gets before the sweep deletes it: [`BLOB_RETENTION_DAYS`].
+const BLOB_MAX_AGE: Duration = Duration::from_secs(BLOB_RETENTION_DAYS * 24 * 60 * 60);
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn serve(cli: &Cli) -> Result<()> {
@@ -75,7 +87,16 @@ pub async fn serve(cli: &Cli) -> Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let sqlite = SqliteTable::open(&path)
         .with_context(|| format!("cannot open the store at {}", path.display()))?;
-    sweep_periodically(sqlite.clone());
+    let data_dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(
+            || std::path::PathBuf::from("."),
+            std::path::Path::to_path_buf,
+        );
+    let blobs = FolderBlobStore::in_data_dir(&data_dir)
+        .with_context(|| format!("cannot open the media folder under {}", data_dir.display()))?;
+    sweep_periodically(sqlite.clone(), blobs.clone());
     let table: Arc<dyn Table> = Arc::new(sqlite);
 
     let listener = tokio::net::TcpListener::bind(addr)
@@ -108,6 +129,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         Arc::clone(&table),
         domain,
         steward_events::FIRST_REQUEST,
+        Some(Arc::new(blobs)),
     )?;
     let queue = InProcessQueue::start(Arc::clone(&table), Arc::new(worker), QueueConfig::default())
         .await
