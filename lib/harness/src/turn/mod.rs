@@ -14,8 +14,11 @@
 //! The steps, one module each: this module claims, guards and replies; `model_run` walks the
 //! model loop, `next_step` reads what follows a stored model row (a pure function, so a resumed
 //! turn takes the same path), `memo` stores each step once and reuses it on resume,
-//! `tool_round` runs one round of tool calls, and `model_call` builds and sends a request
-//! (also behind compaction's seam, [`crate::compaction::NotesModel`]).
+//! `tool_round` runs one round of tool calls, `repeats` is the loop breaker (the same call
+//! [`crate::limits::REPEATED_CALLS_MAX`] times ends the turn with [`GOING_IN_CIRCLES`]), and
+//! `model_call` builds and sends a request (also behind compaction's seam,
+//! [`crate::compaction::NotesModel`]); a request the model finds too long is compacted and
+//! retried once (`model_run`).
 
 mod memo;
 mod model_call;
