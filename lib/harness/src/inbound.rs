@@ -336,14 +336,14 @@ fn identity_noun(channel: Channel) -> &'static str {
 }
 
 /// The keys of a message, checked.
-struct Parts {
-    key: ConversationKey,
-    channel: ChannelName,
-    identity: ChannelIdentity,
+pub(crate) struct Parts {
+    pub(crate) key: ConversationKey,
+    pub(crate) channel: ChannelName,
+    pub(crate) identity: ChannelIdentity,
 }
 
 impl Parts {
-    fn of(message: &InboundMessage) -> Result<Self, IdError> {
+    pub(crate) fn of(message: &InboundMessage) -> Result<Self, IdError> {
         let channel = ChannelName::parse(message.channel.short_name())?;
         let key = ConversationKey::new(&channel, &message.conversation_id)?;
         let identity = ChannelIdentity::new(

@@ -187,6 +187,13 @@ pub fn sent_part_sk(turn: u64, part: usize) -> String {
     format!("PART#{turn:010}#{part:02}")
 }
 
+/// Sort key of the record that part `part` of the dead-letter apology for message
+/// `provider_message_id` was delivered ([`crate::dead_letter`]): keyed by the message, since a
+/// message can fail before it has a turn.
+pub fn apology_part_sk(provider_message_id: &str, part: usize) -> String {
+    format!("APOLOGY#{provider_message_id}#{part:02}")
+}
+
 /// Sort-key prefix of the confirmation records under `USER#u` (the gate's).
 pub const CONFIRM_SK_PREFIX: &str = "CONFIRM#";
 

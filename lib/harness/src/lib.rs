@@ -39,6 +39,7 @@ pub mod chat_tools;
 pub mod compaction;
 pub mod conversation;
 pub mod ctx;
+pub mod dead_letter;
 pub mod display_text;
 pub mod domain;
 pub mod effect;

@@ -84,6 +84,12 @@ pub const INBOX_TTL_SECS: i64 = 8 * 24 * 60 * 60;
 /// Model calls per user message: enough for multi-step work, a hard stop for loops.
 pub const MODEL_CALLS_PER_TURN_MAX: u32 = 12;
 
+/// Times one tool may be called with the same arguments in one turn before the turn stops
+/// (the loop breaker, `turn/repeats.rs`). Three: a second identical call can be a sensible
+/// check after a change; a third can learn nothing the first two did not, so the model is
+/// stuck, and stopping there saves the rest of [`MODEL_CALLS_PER_TURN_MAX`].
+pub const REPEATED_CALLS_MAX: u32 = 3;
+
 /// Size, in characters of non-reasoning content, at which the current transcript segment is
 /// summarised into a new one: a crude token proxy, well before the context window hurts.
 pub const COMPACTION_CHARS_DEFAULT: usize = 180_000;

@@ -22,19 +22,29 @@ struct SentPart {
     at_ms: i64,
 }
 
-/// The delivered parts of one turn's reply, in the table under the conversation.
+/// Whose parts a ledger holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reply {
+    /// The reply of this turn.
+    Turn(u64),
+    /// The dead-letter apology for this provider message id.
+    Apology(String),
+}
+
+/// The delivered parts of one turn's reply (or of one message's apology), in the table under
+/// the conversation.
 pub struct SentParts<'a> {
     table: &'a dyn Table,
     clock: &'a dyn Clock,
     conversation: &'a ConversationKey,
-    turn: u64,
+    reply: Reply,
 }
 
 impl std::fmt::Debug for SentParts<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentParts")
             .field("conversation", &self.conversation)
-            .field("turn", &self.turn)
+            .field("reply", &self.reply)
             .finish_non_exhaustive()
     }
 }
@@ -51,7 +61,29 @@ impl<'a> SentParts<'a> {
             table,
             clock,
             conversation,
-            turn,
+            reply: Reply::Turn(turn),
+        }
+    }
+
+    /// The ledger of the dead-letter apology for message `message_id` of `conversation`.
+    pub fn apology(
+        table: &'a dyn Table,
+        clock: &'a dyn Clock,
+        conversation: &'a ConversationKey,
+        message_id: &str,
+    ) -> Self {
+        Self {
+            table,
+            clock,
+            conversation,
+            reply: Reply::Apology(message_id.to_owned()),
+        }
+    }
+
+    fn sk(&self, part: usize) -> String {
+        match &self.reply {
+            Reply::Turn(turn) => keys::sent_part_sk(*turn, part),
+            Reply::Apology(message_id) => keys::apology_part_sk(message_id, part),
         }
     }
 
@@ -66,11 +98,7 @@ impl<'a> SentParts<'a> {
 
     async fn read(&self, part: usize) -> Result<Option<String>, StoreError> {
         let pk = keys::conversation_pk(self.conversation);
-        let Some(item) = self
-            .table
-            .get(&pk, &keys::sent_part_sk(self.turn, part))
-            .await?
-        else {
+        let Some(item) = self.table.get(&pk, &self.sk(part)).await? else {
             return Ok(None);
         };
         let row: SentPart = item
@@ -94,7 +122,7 @@ impl PartLedger for SentParts<'_> {
         };
         let pk = keys::conversation_pk(self.conversation);
         // Kept as long as the message's INBOX row: after that a redelivery is a new turn.
-        let item = Item::from_value(&pk, keys::sent_part_sk(self.turn, part), &row)
+        let item = Item::from_value(&pk, self.sk(part), &row)
             .map_err(|e| e.to_string())?
             .with_ttl(now.div_euclid(1000) + INBOX_TTL_SECS);
         match self.table.write(vec![WriteOp::put_if_absent(item)]).await {

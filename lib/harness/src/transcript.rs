@@ -87,7 +87,23 @@ pub async fn load_segment(
             SEGMENT_ROWS_MAX,
         )
         .await?;
-    let rows: Vec<PlacedRow> = items.iter().map(placed).collect::<Result<_, _>>()?;
+    let rows: Vec<PlacedRow> = items
+        .iter()
+        .filter_map(|item| match placed(item) {
+            Ok(row) => Some(row),
+            Err(e) => {
+                // A row that does not parse would fail every later turn; the model goes on
+                // without it (the pairing repair in `to_messages` closes what it leaves open).
+                tracing::error!(
+                    conversation = %conversation,
+                    key = %item.sk,
+                    error = %e,
+                    "a model-transcript row does not parse; skipped"
+                );
+                None
+            }
+        })
+        .collect();
     Ok(from_first_plain_user_row(rows))
 }
 
@@ -95,7 +111,7 @@ pub async fn load_segment(
 /// call. Rows before it lost their beginning to retention (the oldest rows of a long-lived
 /// segment expired first), and a history starting with an assistant row or a tool result
 /// would be refused by the provider; the model then starts from the oldest whole exchange.
-fn from_first_plain_user_row(mut rows: Vec<PlacedRow>) -> Vec<PlacedRow> {
+pub(crate) fn from_first_plain_user_row(mut rows: Vec<PlacedRow>) -> Vec<PlacedRow> {
     let starts = |r: &PlacedRow| {
         r.row.message.role == Role::User
             && !r
@@ -208,16 +224,119 @@ pub fn to_messages(rows: &[PlacedRow], reasoning_floor: Option<&str>) -> Vec<Mes
     }
     // Stripping can empty a message; drop it and merge what then touches.
     if reasoning_floor.is_some() {
-        let mut merged: Vec<Message> = Vec::with_capacity(out.len());
-        for m in out.into_iter().filter(|m| !m.content.is_empty()) {
-            match merged.last_mut() {
-                Some(last) if last.role == m.role => last.content.extend(m.content),
-                _ => merged.push(m),
-            }
-        }
-        return merged;
+        out = merge_neighbours(out);
     }
-    out
+    pair_tool_calls(out)
+}
+
+/// `messages` without empty ones, consecutive messages of one role merged into one.
+fn merge_neighbours(messages: Vec<Message>) -> Vec<Message> {
+    let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+    for m in messages.into_iter().filter(|m| !m.content.is_empty()) {
+        match merged.last_mut() {
+            Some(last) if last.role == m.role => last.content.extend(m.content),
+            _ => merged.push(m),
+        }
+    }
+    merged
+}
+
+/// The result given to a stored tool call that never got one (the turn stopped between the
+/// call and its result, or the result's row is unreadable).
+pub const UNFINISHED_CALL: &str = "Not finished: this call stopped before its result was recorded. It may or may not have taken effect; check the current state before trying it again.";
+
+/// The ids of the tool calls in `message`.
+fn tool_use_ids(message: &Message) -> Vec<&str> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse(u) => Some(u.id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `messages` (alternating roles) repaired so the provider accepts them: every tool call is
+/// answered in the next message (a missing result is added as an error saying the call did not
+/// finish, [`UNFINISHED_CALL`]; a call in the last message gets a message of its own), and a
+/// tool result answering no call of the message before is dropped. A history that needs no
+/// repair is returned as it is, byte for byte, and the repair is a pure function of the stored
+/// rows: a repaired history is the same prefix on every later request.
+fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
+    let mut repaired = false;
+    let mut i = 0;
+    while i < messages.len() {
+        let expected: Vec<String> = match i.checked_sub(1).map(|p| &messages[p]) {
+            Some(prev) if prev.role == Role::Assistant => {
+                tool_use_ids(prev).into_iter().map(str::to_owned).collect()
+            }
+            _ => Vec::new(),
+        };
+        let message = &messages[i];
+        if message.role == Role::Assistant {
+            // Calls in the last message: answered by a message of their own.
+            if i + 1 == messages.len() && !tool_use_ids(message).is_empty() {
+                let results = tool_use_ids(message)
+                    .into_iter()
+                    .map(|id| ContentBlock::tool_result(id, UNFINISHED_CALL, true))
+                    .collect();
+                tracing::warn!("history ends in unanswered tool calls; closed as not finished");
+                messages.push(Message::user(results));
+                repaired = true;
+            }
+            i += 1;
+            continue;
+        }
+        let answers = |b: &ContentBlock| match b {
+            ContentBlock::ToolResult(r) => Some(r.tool_use_id.clone()),
+            _ => None,
+        };
+        let answered: Vec<String> = message.content.iter().filter_map(answers).collect();
+        let orphans = answered.iter().any(|id| !expected.contains(id));
+        let missing: Vec<&String> = expected
+            .iter()
+            .filter(|id| !answered.contains(id))
+            .collect();
+        if !orphans && missing.is_empty() {
+            i += 1;
+            continue;
+        }
+        tracing::warn!(
+            missing = missing.len(),
+            orphans,
+            "history with unpaired tool calls; repaired for the request"
+        );
+        repaired = true;
+        let (results, rest): (Vec<ContentBlock>, Vec<ContentBlock>) = messages[i]
+            .content
+            .drain(..)
+            .partition(|b| matches!(b, ContentBlock::ToolResult(_)));
+        let mut content: Vec<ContentBlock> = results
+            .into_iter()
+            .filter(|b| answers(b).is_some_and(|id| expected.contains(&id)))
+            .collect();
+        content.extend(
+            missing
+                .into_iter()
+                .map(|id| ContentBlock::tool_result(id, UNFINISHED_CALL, true)),
+        );
+        content.extend(rest);
+        messages[i].content = content;
+        i += 1;
+    }
+    if repaired {
+        // A message left with nothing (only stray results) goes, and its neighbours merge;
+        // merged neighbours are checked again.
+        let before = messages.len();
+        let merged = merge_neighbours(messages);
+        return if merged.len() < before {
+            pair_tool_calls(merged)
+        } else {
+            merged
+        };
+    }
+    messages
 }
 
 /// Characters of non-reasoning content in `rows`: the compaction measure.
@@ -338,6 +457,10 @@ pub const SEEN_USER: u32 = 0;
 pub const SEEN_REACTION: u32 = 1;
 /// Index of the assistant's reply within a turn's visible rows.
 pub const SEEN_REPLY: u32 = 2;
+
+/// Index of the dead-letter apology within a turn's visible rows ([`crate::dead_letter`]):
+/// after the reply's, so a turn an operator re-drives and finishes later keeps both rows.
+pub const SEEN_APOLOGY: u32 = 3;
 
 /// Stores a visible row at (turn, index) unless one is there; returns the stored row.
 pub async fn put_seen(

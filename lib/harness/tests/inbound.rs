@@ -17,6 +17,7 @@ use steward_channels::{
     button_id, media_answer,
 };
 use steward_harness::conversation::{self, Claim};
+use steward_harness::dead_letter::{APOLOGY, Apology, apologise};
 use steward_harness::inbound::{Answer, onboarding_text, private_chats_only_text};
 use steward_harness::limits::INBOX_TTL_SECS;
 use steward_harness::link_attempts::{
@@ -346,6 +347,9 @@ on_both_backends!(
     wrong_linking_codes_make_the_sender_wait,
     too_many_wrong_codes_from_everyone_pause_linking,
     an_old_replayed_message_is_dropped_before_any_claim,
+    a_dead_lettered_message_gets_one_apology_recorded_in_the_transcript,
+    no_apology_is_owed_for_an_answered_message_or_a_group,
+    a_message_that_failed_before_its_claim_is_claimed_for_its_apology,
 );
 
 async fn an_unknown_sender_gets_the_onboarding_steps_once_and_no_model_call(s: Setup) {
@@ -1143,4 +1147,83 @@ async fn an_old_replayed_message_is_dropped_before_any_claim(s: Setup) {
         s.handle(&recent).await.unwrap(),
         InboundOutcome::Turn { .. }
     ));
+}
+
+/// No silence: the dead-letter path apologises once, through the ledger, and records it.
+async fn a_dead_lettered_message_gets_one_apology_recorded_in_the_transcript(s: Setup) {
+    s.bind("661").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Done.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let m = tg("661", "661", "d-1", "do it");
+    // Every send fails: the turn fails, and so does the first try at the apology.
+    s.sender.set_mode(SendMode::Retryable);
+    assert!(s.handle(&m).await.is_err());
+    let err = apologise(&s.rig.agent, &m, &s.sender, "send failed")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TurnError::Send(_)), "{err}");
+    assert!(s.sender.texts().is_empty());
+    // The channel is back when the dead-letter path runs again: one apology, then none.
+    s.sender.set_mode(SendMode::Ok);
+    let first = apologise(&s.rig.agent, &m, &s.sender, "send failed")
+        .await
+        .unwrap();
+    assert_eq!(first, Apology::Sent { turn: Some(1) });
+    let again = apologise(&s.rig.agent, &m, &s.sender, "send failed")
+        .await
+        .unwrap();
+    assert_eq!(again, Apology::AlreadySent);
+    assert_eq!(s.sender.texts(), [APOLOGY]);
+    let seen = s.seen("661").await;
+    assert_eq!(seen.first(), Some(&(Role::User, Some("do it".to_owned()))));
+    assert_eq!(
+        seen.last(),
+        Some(&(Role::Assistant, Some(APOLOGY.to_owned())))
+    );
+    assert_eq!(
+        seen.iter()
+            .filter(|(_, t)| t.as_deref() == Some(APOLOGY))
+            .count(),
+        1
+    );
+}
+
+async fn no_apology_is_owed_for_an_answered_message_or_a_group(s: Setup) {
+    s.bind("662").await;
+    s.rig.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Done.")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let m = tg("662", "662", "d-2", "do it");
+    s.handle(&m).await.unwrap();
+    let out = apologise(&s.rig.agent, &m, &s.sender, "late failure")
+        .await
+        .unwrap();
+    assert!(matches!(out, Apology::NotNeeded(_)), "{out:?}");
+    let mut group = tg("-100", "662", "d-3", "hello all");
+    group.chat = ChatKind::Group;
+    let out = apologise(&s.rig.agent, &group, &s.sender, "failure")
+        .await
+        .unwrap();
+    assert!(matches!(out, Apology::NotNeeded(_)), "{out:?}");
+    assert_eq!(s.sender.texts(), ["Done."]);
+}
+
+async fn a_message_that_failed_before_its_claim_is_claimed_for_its_apology(s: Setup) {
+    s.bind("663").await;
+    let m = tg("663", "663", "d-4", "hello?");
+    let out = apologise(&s.rig.agent, &m, &s.sender, "store down")
+        .await
+        .unwrap();
+    assert_eq!(out, Apology::Sent { turn: Some(1) });
+    assert_eq!(
+        s.seen("663").await,
+        [
+            (Role::User, Some("hello?".to_owned())),
+            (Role::Assistant, Some(APOLOGY.to_owned()))
+        ]
+    );
+    assert_eq!(s.sender.texts(), [APOLOGY]);
 }

@@ -310,12 +310,14 @@ async fn two_messages_in_quick_succession(r: Rig) {
 }
 
 async fn model_loops(r: Rig) {
+    // Different arguments each time, so the loop breaker (same call three times) stays out
+    // of it and the call cap is what stops the turn.
     for i in 0..20 {
         r.model.push(Ok(steward_llm::CreateResponse::new(
             vec![ContentBlock::tool_use(
                 format!("tu_{i}"),
-                "list_notes",
-                json!({}),
+                "get_note",
+                json!({ "id": format!("note-{i}") }),
             )],
             StopReason::ToolUse,
         )));

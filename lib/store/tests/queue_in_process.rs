@@ -25,6 +25,8 @@ struct Recorder {
     overlap: Mutex<bool>,
     max_parallel: Mutex<usize>,
     release: Notify,
+    /// What the dead-letter hook was told: (body, error, attempt).
+    dead: Mutex<Vec<(String, String, u32)>>,
 }
 
 #[async_trait]
@@ -51,6 +53,13 @@ impl Handler for Recorder {
             self.done.lock().unwrap().push((m.group, m.body));
         }
         result
+    }
+
+    async fn dead_lettered(&self, m: QueuedMessage, error: &str) {
+        self.dead
+            .lock()
+            .unwrap()
+            .push((m.body, error.to_owned(), m.attempt));
     }
 }
 
@@ -237,6 +246,16 @@ async fn failures_are_retried_then_dead_lettered_and_can_be_redriven() {
         dead[0].error
     );
     assert_eq!(dead[1].error, "the handler panicked");
+    // The hook heard of each dead letter once, with its last failure; a recovered message
+    // never reached it.
+    let hooked = |rec: &Recorder| rec.dead.lock().unwrap().clone();
+    assert_eq!(
+        hooked(&rec),
+        [
+            ("fail:9:never".to_owned(), "planned failure 3".to_owned(), 3),
+            ("panic".to_owned(), "the handler panicked".to_owned(), 3),
+        ]
+    );
 
     // Re-drive the first dead letter: it runs again (and, still failing, is parked again).
     assert!(q.redrive(dead[0].seq).await.unwrap());
@@ -249,6 +268,12 @@ async fn failures_are_retried_then_dead_lettered_and_can_be_redriven() {
         futures::executor::block_on(q.dead_letters()).unwrap().len() == 2
     })
     .await;
+    assert_eq!(
+        hooked(&rec).len(),
+        3,
+        "the hook runs again for the re-driven one"
+    );
+    assert_eq!(hooked(&rec)[2].0, "fail:9:never");
 }
 
 /// The deployed shape's schedule with waits recorded, not taken.

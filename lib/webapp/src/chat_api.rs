@@ -34,7 +34,7 @@ use serde_json::json;
 use steward_channels::web::WebInput;
 use steward_channels::{button_id, markup, web_message};
 use steward_harness::conversation;
-use steward_harness::transcript::{self, SEEN_PAGE_MAX, SEEN_REPLY};
+use steward_harness::transcript::{self, SEEN_APOLOGY, SEEN_PAGE_MAX, SEEN_REPLY};
 use steward_harness::{ChannelName, ConversationKey, UserId, keys};
 use steward_llm::Role;
 use steward_store::StoreError;
@@ -302,7 +302,7 @@ fn shown(rows: Vec<transcript::PlacedSeen>) -> Vec<ChatMessage> {
 }
 
 /// Whether a turn of `user`'s web conversation is running: its newest claimed message has no
-/// reply yet (and was claimed recently enough to still be running).
+/// reply and no dead-letter apology yet (and was claimed recently enough to still be running).
 pub async fn is_working(state: &WebState, user: &UserId) -> Result<bool, StoreError> {
     let table = state.table().as_ref();
     let key = conversation_of(user);
@@ -316,7 +316,12 @@ pub async fn is_working(state: &WebState, user: &UserId) -> Result<bool, StoreEr
         return Ok(false);
     }
     let reply = transcript::get_seen(table, &key, conv.meta.turns, SEEN_REPLY).await?;
-    Ok(reply.is_none())
+    if reply.is_some() {
+        return Ok(false);
+    }
+    // A message that failed for good was answered with an apology instead.
+    let apology = transcript::get_seen(table, &key, conv.meta.turns, SEEN_APOLOGY).await?;
+    Ok(apology.is_none())
 }
 
 async fn list(State(state): State<WebState>, signed_in: SignedIn, query: RawQuery) -> Response {

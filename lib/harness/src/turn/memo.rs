@@ -6,9 +6,9 @@ use steward_store::StoreError;
 
 use steward_llm::ToolUseBlock;
 
+use super::TurnError;
 use super::run::ModelRun;
 use super::tool_round::{not_run, tools_row};
-use super::{NOT_RUN_CUT_OFF, TurnError};
 use crate::keys;
 use crate::transcript::{self, ModelRow, PlacedRow};
 
@@ -22,8 +22,8 @@ pub(super) enum Work<'a> {
     },
     /// Run these tool calls as one round.
     RunTools(&'a [ToolUseBlock]),
-    /// Answer these calls of a cut-off response with "not run".
-    NotRun(&'a [ToolUseBlock]),
+    /// Answer these calls with "not run", saying why.
+    NotRun(&'a [ToolUseBlock], &'static str),
 }
 
 impl ModelRun<'_> {
@@ -59,7 +59,7 @@ impl ModelRun<'_> {
         let row = match work {
             Work::AskModel { calls } => self.ask_model(step, calls).await?,
             Work::RunTools(uses) => tools_row(self.run_round(uses).await?),
-            Work::NotRun(uses) => tools_row(not_run(uses, NOT_RUN_CUT_OFF)),
+            Work::NotRun(uses, why) => tools_row(not_run(uses, why)),
         };
         Ok(self.store(step, row).await?)
     }

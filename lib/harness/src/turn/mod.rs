@@ -14,13 +14,17 @@
 //! The steps, one module each: this module claims, guards and replies; `model_run` walks the
 //! model loop, `next_step` reads what follows a stored model row (a pure function, so a resumed
 //! turn takes the same path), `memo` stores each step once and reuses it on resume,
-//! `tool_round` runs one round of tool calls, and `model_call` builds and sends a request
-//! (also behind compaction's seam, [`crate::compaction::NotesModel`]).
+//! `tool_round` runs one round of tool calls, `repeats` is the loop breaker (the same call
+//! [`crate::limits::REPEATED_CALLS_MAX`] times ends the turn with [`GOING_IN_CIRCLES`]), and
+//! `model_call` builds and sends a request (also behind compaction's seam,
+//! [`crate::compaction::NotesModel`]); a request the model finds too long is compacted and
+//! retried once (`model_run`).
 
 mod memo;
 mod model_call;
 mod model_run;
 mod next_step;
+mod repeats;
 mod run;
 mod tool_round;
 
@@ -66,6 +70,11 @@ pub const BUSY: &str =
 pub const PAUSED: &str = "Your account is paused, so I can't make changes right now. Check your account settings or contact support to resume it.";
 /// Said, without calling the model, when no model is configured.
 pub const NO_MODEL: &str = "My brain isn't plugged in yet: no AI model is configured for this Steward. Everything else (the web app, links, public pages) works; ask whoever runs it to set a model key.";
+/// Said when the model called the same tool with the same arguments
+/// [`crate::limits::REPEATED_CALLS_MAX`] times in one turn (the loop breaker).
+pub const GOING_IN_CIRCLES: &str = "I kept repeating the same step without getting anywhere, so I stopped there. Could you tell me a little more, or try it another way?";
+/// The result of a call the loop breaker did not run.
+const NOT_RUN_REPEATED: &str = "Not run: you already made this exact call twice this turn and it cannot return anything new. The turn ends here.";
 /// The result of a tool call that was cut off with the model's answer.
 const NOT_RUN_CUT_OFF: &str = "Not run: your response was cut off before this call was complete.";
 
@@ -443,6 +452,7 @@ impl Agent {
             action,
             history: Vec::new(),
             this_turn: Vec::new(),
+            compacted_for_length: false,
         };
         run.go().await
     }

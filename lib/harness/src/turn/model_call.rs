@@ -11,7 +11,7 @@ use steward_llm::{
 };
 
 use super::{Agent, BROKEN, SWAMPED, TIMED_OUT};
-use crate::compaction::NotesModel;
+use crate::compaction::{NotesError, NotesModel};
 use crate::conversation::{self, Conversation};
 use crate::ids::{ConversationKey, UserId};
 use crate::transcript::{self, PlacedRow};
@@ -134,7 +134,7 @@ impl NotesModel for TurnNotes<'_> {
         rows: &[PlacedRow],
         request: Message,
         floor_at: &str,
-    ) -> Result<CreateResponse, String> {
+    ) -> Result<CreateResponse, NotesError> {
         let resp = self
             .agent
             .call(
@@ -148,7 +148,10 @@ impl NotesModel for TurnNotes<'_> {
             .await
             .map_err(|e| {
                 crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
-                format!("the summary call failed: {e}")
+                match e {
+                    LlmError::ContextWindowExceeded { message } => NotesError::TooLong(message),
+                    e => NotesError::Failed(e.to_string()),
+                }
             })?;
         self.agent
             .record_usage(self.user, &conv.key, self.turn, &resp)

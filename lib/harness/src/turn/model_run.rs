@@ -3,13 +3,17 @@
 
 use std::sync::Arc;
 
-use steward_llm::{ContentBlock, Message};
+use steward_llm::{ContentBlock, LlmError, Message};
 
 use super::memo::Work;
 use super::model_call::{TurnNotes, failure_text};
 use super::next_step::{NextStep, next_step};
+use super::repeats::Repeats;
 pub(super) use super::run::ModelRun;
-use super::{BAIL_OUT, CUT_OFF, Draft, REFUSED, TurnError};
+use super::{
+    BAIL_OUT, CUT_OFF, Draft, GOING_IN_CIRCLES, NOT_RUN_CUT_OFF, NOT_RUN_REPEATED, REFUSED,
+    TurnError,
+};
 use crate::transcript::{self, ModelRow, PlacedRow, RowSource};
 use crate::{Actor, Ctx, compaction, keys};
 
@@ -42,6 +46,7 @@ impl ModelRun<'_> {
                     table,
                     &mut self.conv,
                     &rows,
+                    &[],
                     self.turn,
                     self.agent.clock().now_millis(),
                 )
@@ -130,19 +135,31 @@ impl ModelRun<'_> {
             tracing::warn!(calls, "model call cap reached; bailing out");
             return Ok(harness_row(BAIL_OUT));
         }
-        let floor_at = keys::model_sk(self.conv.meta.segment, self.turn, step);
         let effort = self.agent.settings.effort;
-        let result = self
-            .agent
-            .call(
-                self.model.as_ref(),
-                &mut self.conv,
-                &self.history,
-                None,
-                effort,
-                &floor_at,
-            )
-            .await;
+        let result = loop {
+            let floor_at = keys::model_sk(self.conv.meta.segment, self.turn, step);
+            let result = self
+                .agent
+                .call(
+                    self.model.as_ref(),
+                    &mut self.conv,
+                    &self.history,
+                    None,
+                    effort,
+                    &floor_at,
+                )
+                .await;
+            match result {
+                Err(LlmError::ContextWindowExceeded { message }) if !self.compacted_for_length => {
+                    self.compacted_for_length = true;
+                    tracing::warn!(%message, "the model says the prompt is too long; compacting and retrying once");
+                    if !self.compact_for_length().await {
+                        break Err(LlmError::ContextWindowExceeded { message });
+                    }
+                }
+                result => break result,
+            }
+        };
         match result {
             Ok(resp) => {
                 self.agent
@@ -162,10 +179,59 @@ impl ModelRun<'_> {
         }
     }
 
+    /// Compacts the rows before this turn into a new segment, carrying this turn's rows into it
+    /// unchanged, so the call can be retried on a shorter history; whether it happened (a
+    /// failure is logged, and the turn answers with the usual failure line).
+    async fn compact_for_length(&mut self) -> bool {
+        let (this_turn, earlier): (Vec<PlacedRow>, Vec<PlacedRow>) = self
+            .history
+            .iter()
+            .cloned()
+            .partition(|r| r.turn == self.turn);
+        if earlier.is_empty() {
+            tracing::warn!("nothing before this turn to compact; the turn alone is too long");
+            return false;
+        }
+        let notes = TurnNotes {
+            agent: self.agent,
+            model: self.model.as_ref(),
+            user: &self.input.user,
+            turn: self.turn,
+        };
+        let table = self.agent.table().as_ref();
+        let now = self.agent.clock().now_millis();
+        let key = self.input.conversation.clone();
+        if let Err(why) = compaction::compact(
+            &notes,
+            table,
+            &mut self.conv,
+            &earlier,
+            &this_turn,
+            self.turn,
+            now,
+        )
+        .await
+        {
+            tracing::warn!(%why, "compaction after a too-long prompt failed");
+            return false;
+        }
+        match transcript::load_segment(table, &key, self.conv.meta.segment).await {
+            Ok(rows) => {
+                self.history = rows;
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the new segment could not be read back");
+                false
+            }
+        }
+    }
+
     /// The loop: a model step, then what [`next_step`] reads from it, until a reply.
     async fn walk(&mut self) -> Result<Draft, TurnError> {
         let mut step: u32 = 1;
         let mut calls: u32 = 0;
+        let mut repeats = Repeats::default();
         loop {
             let response = self.memo(step, Work::AskModel { calls }).await?;
             calls += 1;
@@ -178,6 +244,20 @@ impl ModelRun<'_> {
                 // The harness ended the turn at this step (now or on an earlier attempt).
                 NextStep::Ended(text) | NextStep::Reply(text) => return Ok(Draft { text }),
                 NextStep::RunTools(uses) => {
+                    // Counted from the stored rows, so a resumed turn stops at the same step.
+                    if let Some(tool) = repeats.count(&uses) {
+                        tracing::warn!(
+                            %tool,
+                            times = crate::limits::REPEATED_CALLS_MAX,
+                            "the model repeated the same tool call; the loop breaker ends the turn"
+                        );
+                        let row = self
+                            .memo(step, Work::NotRun(&uses, NOT_RUN_REPEATED))
+                            .await?;
+                        self.push(step, row);
+                        step += 1;
+                        return self.finish_with(step, GOING_IN_CIRCLES).await;
+                    }
                     let results = self.memo(step, Work::RunTools(&uses)).await?;
                     self.push(step, results);
                     step += 1;
@@ -193,7 +273,9 @@ impl ModelRun<'_> {
                     if !uses.is_empty() {
                         // Keep every tool_use paired with a result, without running a call
                         // whose arguments may be incomplete.
-                        let row = self.memo(step, Work::NotRun(&uses)).await?;
+                        let row = self
+                            .memo(step, Work::NotRun(&uses, NOT_RUN_CUT_OFF))
+                            .await?;
                         self.push(step, row);
                         step += 1;
                     }

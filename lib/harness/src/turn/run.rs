@@ -25,4 +25,7 @@ pub(super) struct ModelRun<'a> {
     pub(super) history: Vec<PlacedRow>,
     /// Rows of this turn after the user row, from an earlier attempt, by step.
     pub(super) this_turn: Vec<PlacedRow>,
+    /// Whether this attempt already compacted because the model said the prompt was too
+    /// long: it retries once, never again.
+    pub(super) compacted_for_length: bool,
 }

@@ -12,7 +12,8 @@
 //! * Bounded retries: a failing (or panicking) handler is retried on the redelivery schedule
 //!   the agent Lambda applies to SQS records ([`REDELIVERY_SCHEDULE`]: 5 s, 30 s, 2 min,
 //!   10 min), at most [`RECEIVES_MAX`] attempts, then the message is parked as a
-//!   [`DeadLetter`], kept in the table and re-drivable. Later messages of its conversation
+//!   [`DeadLetter`], kept in the table and re-drivable; the handler's
+//!   [`Handler::dead_lettered`] hook runs first. Later messages of its conversation
 //!   wait only that long; other conversations never wait.
 //!
 //! Layout, all in partition `QUEUE` (one process uses it, so one partition is fine):
@@ -380,6 +381,23 @@ impl InProcessQueue {
             }
         }
         tracing::error!(seq, group = %stored.group, error = %last_error, "message dead-lettered after every attempt failed");
+        // Before parking: a crash in between redelivers the message, and the hook's own
+        // ledger keeps what it does to once.
+        let message = QueuedMessage {
+            group: stored.group.clone(),
+            dedupe_id: stored.dedupe_id.clone(),
+            body: stored.body.clone(),
+            attempt: inner.config.attempts_max.max(1),
+        };
+        let handler = Arc::clone(&inner.handler);
+        let error = last_error.clone();
+        // A task of its own, like each attempt, so a panicking hook does not stop the parking.
+        let mut hook = AbortOnDrop(tokio::spawn(async move {
+            handler.dead_lettered(message, &error).await;
+        }));
+        if let Err(join) = (&mut hook.0).await {
+            tracing::error!(seq, group = %stored.group, error = %join, "the dead-letter hook failed");
+        }
         let dead = Stored {
             error: Some(last_error),
             ..stored

@@ -61,6 +61,13 @@ pub struct HandlerError(pub String);
 pub trait Handler: Send + Sync + 'static {
     /// Handles `message`; an error (or a panic) counts as a failed attempt.
     async fn handle(&self, message: QueuedMessage) -> Result<(), HandlerError>;
+
+    /// Called once `message` failed its last attempt with `error`, just before it is parked as
+    /// a dead letter (again, when a re-driven message fails again). The default does nothing;
+    /// the turn worker tells the person ([`HandlerError`]s here are not retried).
+    async fn dead_lettered(&self, message: QueuedMessage, error: &str) {
+        let _ = (message, error);
+    }
 }
 
 /// What can go wrong enqueueing.

@@ -9,7 +9,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
 use steward_channels::{Channel, InboundMessage};
-use steward_harness::transcript::{self, SEEN_REACTION, SEEN_REPLY, SEEN_USER, SeenRow};
+use steward_harness::transcript::{
+    self, SEEN_APOLOGY, SEEN_REACTION, SEEN_REPLY, SEEN_USER, SeenRow,
+};
 use steward_harness::{ChannelName, ConversationKey, conversation};
 use steward_llm::Role;
 use steward_store::{Clock as _, QueueError, TurnQueue};
@@ -439,6 +441,20 @@ async fn working_is_true_from_the_claim_until_the_reply() {
     .await
     .unwrap();
     assert!(!working(ana.get(API).await.json()), "answered");
+
+    // A message that failed for good and got the dead-letter apology is not being worked on.
+    let failed = claim(&app, &key, "m-3").await;
+    assert!(working(ana.get(API).await.json()));
+    transcript::put_seen(
+        app.table.as_ref(),
+        &key,
+        failed,
+        SEEN_APOLOGY,
+        seen(Role::Assistant, steward_harness::dead_letter::APOLOGY, &[]),
+    )
+    .await
+    .unwrap();
+    assert!(!working(ana.get(API).await.json()), "apologised");
 
     // A message that never gets an answer (it failed for good) stops counting after a while.
     claim(&app, &key, "m-2").await;

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
 use steward_harness::approval_chat::{self, ApprovalNotice};
+use steward_harness::dead_letter::{self, Apology};
 use steward_harness::{Agent, InboundOutcome, Links, ServiceError, TurnError, handle_inbound};
 use steward_store::{
     Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
@@ -16,7 +17,7 @@ use steward_store::{
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::{BatchTiming, Invocation, RetryPolicy, process_batch, retry_transient};
+use super::{BatchTiming, Invocation, RetryPolicy, process_batch, receive_count, retry_transient};
 
 /// The sender of each channel; a channel without one drops its messages (logged).
 #[derive(Clone)]
@@ -207,10 +208,68 @@ impl TurnWorker {
         };
         let give_up_at = invocation.hand_back_at();
         process_batch(event, &invocation, |record| async move {
+            // On the last receive a failure goes to the dead-letter queue next: the person is
+            // told before the record is handed back.
+            let last_receive = receive_count(&record) >= self.timing.receives_max;
             let body = record.body.unwrap_or_default();
-            self.handle_body_until(&body, give_up_at).await.map(drop)
+            let result = self.handle_body_until(&body, give_up_at).await.map(drop);
+            if let Err(e) = &result
+                && last_receive
+            {
+                self.apologise(&body, &e.to_string(), give_up_at).await;
+            }
+            result
         })
         .await
+    }
+
+    /// Tells the person behind a queued `body` that it could not be handled (the last attempt
+    /// failed with `error`): [`dead_letter::apologise`], at most once per message, a transient
+    /// failure retried like a turn's. Approval notices and unreadable bodies owe no apology.
+    pub async fn apologise(
+        &self,
+        body: &str,
+        error: &str,
+        give_up_at: Option<Instant>,
+    ) -> Option<Apology> {
+        if ApprovalNotice::from_body(body).is_some() {
+            tracing::error!(
+                error,
+                "approval notice dead-lettered; its MCP client can ask again"
+            );
+            return None;
+        }
+        let message: InboundMessage = match steward_edge::inbound::decode(body) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(error, decode = %e, "unreadable message dead-lettered; no one to apologise to");
+                return None;
+            }
+        };
+        let Some(sender) = self.senders.for_channel(message.channel) else {
+            tracing::error!(error, channel = %message.channel, "message dead-lettered on a channel without a sender; no apology");
+            return None;
+        };
+        match retry_transient(
+            &self.retry,
+            self.sleeper.as_ref(),
+            give_up_at,
+            is_transient,
+            || dead_letter::apologise(&self.agent, &message, sender, error),
+        )
+        .await
+        {
+            Ok(apology) => Some(apology),
+            Err(e) => {
+                tracing::error!(
+                    conversation = %message.conversation_key(),
+                    message = %message.provider_message_id,
+                    error = %e,
+                    "the dead-letter apology could not be sent"
+                );
+                None
+            }
+        }
     }
 }
 
@@ -231,6 +290,10 @@ impl Handler for TurnWorker {
             .await
             .map(drop)
             .map_err(|e| HandlerError(e.to_string()))
+    }
+
+    async fn dead_lettered(&self, message: QueuedMessage, error: &str) {
+        self.apologise(&message.body, error, None).await;
     }
 }
 

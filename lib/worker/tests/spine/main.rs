@@ -5,5 +5,6 @@
 
 mod agent_batch;
 mod approval_chat;
+mod dead_letter;
 mod end_to_end;
 mod support;

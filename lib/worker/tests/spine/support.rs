@@ -103,6 +103,10 @@ impl Handler for Counting {
         self.handled.fetch_add(1, Ordering::SeqCst);
         self.worker.handle(message).await
     }
+
+    async fn dead_lettered(&self, message: QueuedMessage, error: &str) {
+        self.worker.dead_lettered(message, error).await;
+    }
 }
 
 /// The running spine.
