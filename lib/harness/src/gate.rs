@@ -40,7 +40,7 @@ use crate::keys;
 use crate::limits::{CONFIRMATION_TTL_SECS, PENDING_APPROVALS_MAX};
 use crate::outcome::{ToolErrorKind, ToolOutcome};
 use crate::registry::{Registry, UnknownTool};
-use crate::tool::Decision;
+use crate::tool::{Decision, ToolDef};
 
 /// Where a call comes from, with what counts as the person's confirmation there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -475,29 +475,94 @@ async fn run_validated(
     {
         return Ok(GateOutcome::Ran(call(ctx, args).await));
     }
-    let description = match tool.decide(&ctx, &args).await {
+    Ok(match admit(tool, &ctx, surface, name, &args).await? {
+        Admission::Run { ctx, consume } => {
+            let table = ctx.table().clone();
+            let outcome = call(*ctx, args).await;
+            if let Some(consume) = consume
+                && outcome.is_ok()
+            {
+                // A handler that wrote nothing did not carry the consume: spend it now.
+                spend(table.as_ref(), consume).await?;
+            }
+            GateOutcome::Ran(outcome)
+        }
+        Admission::Refused { message } => {
+            GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, message))
+        }
+        Admission::Held {
+            message,
+            confirmation,
+        } => GateOutcome::Held {
+            message,
+            confirmation,
+        },
+    })
+}
+
+/// What the gate lets happen to one call with validated arguments.
+#[derive(Debug)]
+pub enum Admission {
+    /// Run it, with this context: it carries the spend of the person's confirmation when one
+    /// was used (`consume`), so the capability's own transaction spends it. A capability that
+    /// wrote nothing did not carry it: the caller spends `consume` after a successful run
+    /// ([`spend`]).
+    Run {
+        /// The context to run the call with.
+        ctx: Box<Ctx>,
+        /// The confirmation's spend, when the call was confirmed.
+        consume: Option<WriteOp>,
+    },
+    /// The declaration refuses the call: this sentence says why; nothing ran.
+    Refused {
+        /// The declaration's reason.
+        message: String,
+    },
+    /// Held for the person's confirmation; nothing ran.
+    Held {
+        /// The plain sentence for the caller, starting with "NOT EXECUTED".
+        message: String,
+        /// The record that holds it.
+        confirmation: Box<Confirmation>,
+    },
+}
+
+/// The one admission rule every surface goes through, for a call of `tool` (named `name`)
+/// with validated `args`: the capability's declaration decides (run, hold with a description,
+/// or refuse), then [`check`] holds, passes, or opens a confirmation on `surface`'s terms. The
+/// chat and MCP (through [`run`]) and the web forms call this and nothing else before running
+/// a capability, so a rule added here holds for all three.
+pub async fn admit(
+    tool: &ToolDef,
+    ctx: &Ctx,
+    surface: &Surface,
+    name: &str,
+    args: &Value,
+) -> Result<Admission, StoreError> {
+    let description = match tool.decide(ctx, args).await {
         Decision::Run => None,
         Decision::Hold { description } => Some(description),
-        Decision::Refuse { message } => {
-            return Ok(GateOutcome::Ran(ToolOutcome::error(
-                ToolErrorKind::InvalidArguments,
-                message,
-            )));
-        }
+        Decision::Refuse { message } => return Ok(Admission::Refused { message }),
     };
-    let table = ctx.table().clone();
     let decision = check(
-        table.as_ref(),
+        ctx.table().as_ref(),
         ctx.user(),
         surface,
         ctx.now_millis(),
         name,
-        &args,
+        args,
         description,
     )
     .await?;
     Ok(match decision {
-        GateDecision::Pass => GateOutcome::Ran(call(ctx, args).await),
+        GateDecision::Pass => Admission::Run {
+            ctx: Box::new(ctx.clone()),
+            consume: None,
+        },
+        GateDecision::Confirmed { consume } => Admission::Run {
+            ctx: Box::new(ctx.clone().with_confirmation(consume.clone())),
+            consume: Some(consume),
+        },
         GateDecision::Held {
             message,
             confirmation,
@@ -509,18 +574,10 @@ async fn run_validated(
                 confirmation = %confirmation.id,
                 "call held for confirmation"
             );
-            GateOutcome::Held {
+            Admission::Held {
                 message,
                 confirmation,
             }
-        }
-        GateDecision::Confirmed { consume } => {
-            let outcome = call(ctx.with_confirmation(consume.clone()), args).await;
-            if outcome.is_ok() {
-                // A handler that wrote nothing did not carry the consume: spend it now.
-                spend(table.as_ref(), consume).await?;
-            }
-            GateOutcome::Ran(outcome)
         }
     })
 }

@@ -13,8 +13,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::html;
 use serde::Serialize;
-use steward_harness::gate::{self, GateDecision, Surface};
-use steward_harness::{Ctx, Decision, ServiceError};
+use steward_harness::gate::{self, Admission, Surface};
+use steward_harness::{Ctx, ServiceError};
 
 use super::fields::{CONFIRM_FIELD, Fields};
 use crate::csrf;
@@ -72,33 +72,21 @@ where
     let args = serde_json::to_value(&action.input)
         .map_err(|e| ServiceError::internal(format!("form input of {}: {e}", action.tool)))?;
     let args = tool.validate(args).map_err(|msg| blamed(&msg))?;
-    let description = match tool.decide(ctx, &args).await {
-        Decision::Run => None,
-        Decision::Hold { description } => Some(description),
-        Decision::Refuse { message } => return Err(ServiceError::invalid("form", message)),
-    };
     let surface = Surface::Web {
         confirmed: fields.confirmed(),
     };
-    let decision = gate::check(
-        ctx.table().as_ref(),
-        ctx.user(),
-        &surface,
-        ctx.now_millis(),
-        action.tool,
-        &args,
-        description,
-    )
-    .await?;
-    let description = match decision {
-        GateDecision::Pass => return Ok(Gated::Ran(act(ctx.clone()).await?)),
-        GateDecision::Confirmed { consume } => {
-            let done = act(ctx.clone().with_confirmation(consume.clone())).await?;
-            // An action that wrote nothing did not carry the spend: spend it now.
-            gate::spend(ctx.table().as_ref(), consume).await?;
+    let description = match gate::admit(tool, ctx, &surface, action.tool, &args).await? {
+        Admission::Run { ctx, consume } => {
+            let table = ctx.table().clone();
+            let done = act(*ctx).await?;
+            if let Some(consume) = consume {
+                // An action that wrote nothing did not carry the spend: spend it now.
+                gate::spend(table.as_ref(), consume).await?;
+            }
             return Ok(Gated::Ran(done));
         }
-        GateDecision::Held { confirmation, .. } => confirmation.description,
+        Admission::Refused { message } => return Err(ServiceError::invalid("form", message)),
+        Admission::Held { confirmation, .. } => confirmation.description,
     };
     let body = html! {
         div.card.confirm {
