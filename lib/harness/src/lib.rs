@@ -35,6 +35,7 @@
 pub mod accounts;
 pub mod approval_chat;
 pub mod audit;
+pub mod budget;
 pub mod chat_tools;
 pub mod compaction;
 pub mod conversation;

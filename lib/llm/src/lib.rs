@@ -37,6 +37,7 @@ pub mod limits;
 mod messages_stream;
 #[cfg(feature = "http")]
 pub mod openai;
+pub mod pricing;
 pub mod replay;
 #[cfg(any(feature = "http", feature = "bedrock"))]
 mod retry;

@@ -34,6 +34,7 @@ use steward_store::{Clock, Table};
 use tracing::Instrument;
 
 use self::run::ModelRun;
+use crate::budget::{self, Budget};
 use crate::chat_tools::ChatTools;
 use crate::conversation::{self, Claim, Conversation};
 pub use crate::error::TurnError;
@@ -180,6 +181,8 @@ pub struct Agent {
     chat_tools: ChatTools,
     /// Process-wide: once the provider rejected an optional feature, stop sending it.
     lean: AtomicBool,
+    /// The default monthly budget per user (see [`crate::budget`]).
+    budget: Budget,
 }
 
 impl std::fmt::Debug for Agent {
@@ -246,7 +249,15 @@ impl Agent {
             prefix,
             chat_tools: ChatTools::new(),
             lean: AtomicBool::new(false),
+            budget: Budget::NONE,
         }
+    }
+
+    /// This agent with `budget` as every user's default monthly budget (a user's own limits,
+    /// set with `steward user budget`, replace it).
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The frozen prefix every request starts with.
@@ -433,6 +444,7 @@ impl Agent {
                 text: NO_MODEL.into(),
             });
         };
+        let budget = budget::effective(self.table.as_ref(), &input.user, self.budget).await?;
         let mut run = ModelRun {
             agent: self,
             model,
@@ -441,10 +453,32 @@ impl Agent {
             turn,
             conv,
             action,
+            budget,
             history: Vec::new(),
             this_turn: Vec::new(),
         };
-        run.go().await
+        let draft = run.go().await?;
+        self.with_budget_notice(input, budget, draft).await
+    }
+
+    /// `draft` with the month's 80 % notice before it, the first time usage reaches it (not
+    /// on the cap's own answer, which says more).
+    async fn with_budget_notice(
+        &self,
+        input: &TurnInput,
+        budget: Budget,
+        draft: Draft,
+    ) -> Result<Draft, TurnError> {
+        let now = self.clock.now_millis();
+        if draft.text == budget::cap_text(now)
+            || !budget::take_notice(self.table.as_ref(), &input.user, budget, now).await?
+        {
+            return Ok(draft);
+        }
+        tracing::info!("budget notice given");
+        Ok(Draft {
+            text: format!("{}\n\n{}", budget::notice_text(now), draft.text),
+        })
     }
 
     pub(crate) fn limits(&self) -> &TurnLimits {
