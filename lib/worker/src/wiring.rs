@@ -8,6 +8,7 @@ use steward_channels::{
     TelegramSender, WhatsappConfig, WhatsappSender,
 };
 use steward_edge::config::{ConfigError, ENV_PUBLIC_URL, Settings};
+use steward_harness::budget::{Budget, ENV_BUDGET_TOKENS, ENV_BUDGET_USD};
 use steward_harness::{Agent, Domain, Links, TurnLimits};
 use steward_store::{SystemClock, Table};
 
@@ -59,6 +60,16 @@ pub fn links(settings: &Settings, product: &str, first_request: &str) -> Links {
         .with_first_request(first_request)
 }
 
+/// Every user's default monthly budget (`STEWARD_BUDGET_USD`, `STEWARD_BUDGET_TOKENS`; unset
+/// means none); a value that cannot be used refuses the start, naming the setting.
+pub fn default_budget(settings: &Settings) -> Result<Budget, ConfigError> {
+    Budget::from_settings(
+        settings.get(ENV_BUDGET_USD).as_deref(),
+        settings.get(ENV_BUDGET_TOKENS).as_deref(),
+    )
+    .map_err(ConfigError::Unusable)
+}
+
 /// The turn worker for `domain` over `table`: the model from `settings` (see
 /// [`model::model_client`]), the configured senders and the links (suggesting
 /// `first_request` after linking).
@@ -71,6 +82,7 @@ pub fn turn_worker(
 ) -> Result<TurnWorker, ConfigError> {
     let (client, model_settings) = model::model_client(settings, sdk)?;
     let links = links(settings, &domain.product, first_request);
+    let budget = default_budget(settings)?;
     let agent = Agent::new(
         table,
         Arc::new(SystemClock),
@@ -78,7 +90,8 @@ pub fn turn_worker(
         model_settings,
         TurnLimits::default(),
         domain,
-    );
+    )
+    .with_budget(budget);
     Ok(TurnWorker::new(Arc::new(agent), senders(settings)?, links))
 }
 
