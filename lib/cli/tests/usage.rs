@@ -43,11 +43,13 @@ fn create(db: &Path, name: &str) -> String {
 /// Records one Sonnet call of `output` output tokens and 900 cached of 1000 input tokens.
 async fn spend(db: &Path, user: &str, output: u64) {
     let table = SqliteTable::open(db).unwrap();
-    let mut u = Usage::default();
-    u.input_tokens = 50;
-    u.cache_creation_input_tokens = 50;
-    u.cache_read_input_tokens = 900;
-    u.output_tokens = output;
+    let u = Usage {
+        input_tokens: 50,
+        cache_creation_input_tokens: 50,
+        cache_read_input_tokens: 900,
+        output_tokens: output,
+        ..Usage::default()
+    };
     let user = UserId::parse(user).unwrap();
     let now = SystemClock.now_millis();
     usage::record(&table, &user, now, "claude-sonnet-4-5", &u, None)

@@ -9,10 +9,12 @@ use steward_store::Clock;
 use crate::support::TestApp;
 
 async fn spend(app: &TestApp, user: &steward_harness::UserId, output: u64, input: u64) {
-    let mut u = Usage::default();
-    u.output_tokens = output;
-    u.input_tokens = input;
-    u.cache_read_input_tokens = input * 3;
+    let u = Usage {
+        output_tokens: output,
+        input_tokens: input,
+        cache_read_input_tokens: input * 3,
+        ..Usage::default()
+    };
     usage::record(
         app.table.as_ref(),
         user,
