@@ -39,6 +39,7 @@ async fn the_web_chat_sample_is_accepted_and_enqueued() {
         registrations_per_event_per_hour: 100,
         allowed_hosts: vec![HostPattern::parse("*.execute-api.eu-west-1.amazonaws.com").unwrap()],
         trusted_proxy: None,
+        budget: steward_harness::budget::Budget::NONE,
         events: EventsConfig::with_public_base_url("https://steward.example.org"),
     };
     let state = WebState::new(table.clone(), clock.clone(), queue.clone(), config);

@@ -7,6 +7,8 @@ mod commands;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use steward_harness::budget::{self, Limit};
+use steward_harness::usage;
 
 pub use commands::run;
 
@@ -76,6 +78,15 @@ pub enum Command {
         #[arg(long)]
         model: Option<String>,
     },
+    /// Prints each user's usage of a month, one line per user: model calls, tokens, the share
+    /// of input read from the prompt cache, the estimated cost and what is left of the budget.
+    Usage {
+        /// Only this user (default: every user with usage that month).
+        user_id: Option<String>,
+        /// The month, YYYY-MM (default: this month, UTC).
+        #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
+        month: Option<String>,
+    },
     /// Prints a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`) as an eval suite
     /// case: the person's messages, the model's steps, what ran and was held; names, e-mail
     /// addresses and phone numbers replaced with placeholders.
@@ -116,6 +127,23 @@ pub enum UserCommand {
         /// The user id.
         user_id: String,
     },
+    /// Sets a user's own monthly budget in place of the default (STEWARD_BUDGET_USD,
+    /// STEWARD_BUDGET_TOKENS); a limit not given keeps what was set before. `unlimited` lifts
+    /// that limit for the user. Prints the budget that now applies.
+    #[command(group(clap::ArgGroup::new("limit").required(true).multiple(true).args(["usd", "tokens", "clear"])))]
+    Budget {
+        /// The user id.
+        user_id: String,
+        /// US dollars a month, e.g. 20 or 7.50, or `unlimited`.
+        #[arg(long, value_name = "DOLLARS", value_parser = parse_usd_limit)]
+        usd: Option<Limit>,
+        /// Tokens a month (input, cached input and output), or `unlimited`.
+        #[arg(long, value_name = "N", value_parser = parse_tokens_limit)]
+        tokens: Option<Limit>,
+        /// Removes the user's own budget: the default applies again.
+        #[arg(long, conflicts_with_all = ["usd", "tokens"])]
+        clear: bool,
+    },
     /// Unlinks a phone (or any channel identity) from an account: it can no longer act for the
     /// account, and its chat starts afresh. Prints what was unlinked.
     Unlink {
@@ -126,6 +154,35 @@ pub enum UserCommand {
         /// The id on that channel: the WhatsApp number, the Telegram user id.
         external_id: String,
     },
+}
+
+/// `--usd`: dollars, or `unlimited`.
+fn parse_usd_limit(text: &str) -> Result<Limit, String> {
+    if text.trim().eq_ignore_ascii_case("unlimited") {
+        return Ok(Limit::Unlimited);
+    }
+    budget::parse_usd(text)
+        .map(Limit::Cap)
+        .map_err(|e| e.to_string())
+}
+
+/// `--tokens`: a whole number, or `unlimited`.
+fn parse_tokens_limit(text: &str) -> Result<Limit, String> {
+    if text.trim().eq_ignore_ascii_case("unlimited") {
+        return Ok(Limit::Unlimited);
+    }
+    budget::parse_tokens(text)
+        .map(Limit::Cap)
+        .map_err(|e| e.to_string())
+}
+
+/// `--month`: `YYYY-MM`.
+fn parse_month(text: &str) -> Result<String, String> {
+    if usage::is_month(text) {
+        Ok(text.to_owned())
+    } else {
+        Err(format!("{text:?} is not a month like 2026-01"))
+    }
 }
 
 /// `steward token …`

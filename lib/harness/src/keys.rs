@@ -18,6 +18,10 @@
 //! | `USER#u` | `NOTICE#<confirmation id>#<filed ms>` | the person's linked chats were sent that request, once |
 //! | `LINKFAIL#<channel>#<external>` | `HOUR#<n>` | wrong linking codes from one sender in clock hour n |
 //! | `LINKFAIL` | `HOUR#<n>` | wrong linking codes from everyone in clock hour n |
+//! | `USER#u` | `USAGE#yyyy-mm` | the user's usage that month, and the budget's reservation |
+//! | `USAGE#yyyy-mm` | `USER#u` | index: the user had usage that month |
+//! | `USER#u` | `BUDGET#LIMIT` | the user's own monthly budget (overrides the default) |
+//! | `USER#u` | `BUDGET#NOTICE#yyyy-mm` | the 80 % notice of that month was given, once |
 //!
 //! The domain's records live under `USER#u` too, with keys it builds from a [`crate::Ctx`]
 //! ([`crate::Ctx::key`]), so the tenant gate is structural: a handler cannot even name another
@@ -233,13 +237,33 @@ pub fn media_day_sk(day: &str) -> String {
 
 /// Prefix of the per-day media counters under [`user_pk`].
 pub const MEDIA_DAY_SK_PREFIX: &str = "MEDIADAY#";
+/// Partition of one month's usage index (`USAGE#yyyy-mm`): one row `USER#u` per user with
+/// usage that month.
+pub fn usage_month_pk(month: &str) -> String {
+    format!("USAGE#{month}")
+}
+
+/// Sort-key prefix (under [`user_pk`]) of a user's budget records: the override and the
+/// monthly 80 % notice markers.
+pub const BUDGET_SK_PREFIX: &str = "BUDGET#";
+
+/// Sort key (under [`user_pk`]) of a user's own budget, overriding the default.
+pub const BUDGET_SK: &str = "BUDGET#LIMIT";
+
+/// Sort key (under [`user_pk`]) of the marker that the 80 % notice of `month` was given.
+pub fn budget_notice_sk(month: &str) -> String {
+    format!("BUDGET#NOTICE#{month}")
+}
 
 /// Partition kinds the harness owns; the domain may not write to any of them (nor to another
 /// user's `USER#` partition).
-const HARNESS_PK_KINDS: [&str; 6] = ["USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV"];
+const HARNESS_PK_KINDS: [&str; 7] = [
+    "USER", "IDENT", "LINK", "LINKFAIL", "TOKEN", "CONV", "USAGE",
+];
 
 /// Sort keys (or prefixes, ending in `#`) under `USER#u` that belong to the harness.
-const HARNESS_USER_SKS: [&str; 10] = [
+const HARNESS_USER_SKS: [&str; 11] = [
+    BUDGET_SK_PREFIX,
     CONFIRM_SK_PREFIX,
     NOTICE_SK_PREFIX,
     PROFILE_SK,

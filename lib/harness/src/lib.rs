@@ -37,6 +37,7 @@ pub mod accounts;
 pub mod approval_chat;
 pub mod attachments;
 pub mod audit;
+pub mod budget;
 pub mod chat_tools;
 pub mod compaction;
 pub mod conversation;

@@ -41,9 +41,16 @@ async fn rows_written_with_a_retention_of_n_days_expire_n_days_later() {
     accounts::create_account_with_id(table.as_ref(), clock.as_ref(), user.clone(), "U", None)
         .await
         .unwrap();
-    usage::record(table.as_ref(), &user, now, &Default::default())
-        .await
-        .unwrap();
+    usage::record(
+        table.as_ref(),
+        &user,
+        now,
+        "scripted",
+        &Default::default(),
+        None,
+    )
+    .await
+    .unwrap();
     let ctx = Ctx::new(table.clone(), clock.clone(), user.clone(), Actor::User);
     Audited::new(&ctx)
         .label("Add a note")

@@ -40,6 +40,7 @@ pub mod media;
 mod messages_stream;
 #[cfg(feature = "http")]
 pub mod openai;
+pub mod pricing;
 pub mod replay;
 #[cfg(any(feature = "http", feature = "bedrock"))]
 mod retry;

@@ -50,6 +50,9 @@ pub struct WebConfig {
     pub trusted_proxy: Option<TrustedProxy>,
     /// The events domain's settings (public base URL for the links it writes).
     pub events: EventsConfig,
+    /// Every user's default monthly budget (`STEWARD_BUDGET_USD`, `STEWARD_BUDGET_TOKENS`),
+    /// for the Usage page; the agent enforces the same settings.
+    pub budget: steward_harness::budget::Budget,
 }
 
 /// Public registrations per address per minute unless configured: generous for a family
@@ -204,6 +207,15 @@ fn config(
         _ => None,
     };
     let allowed_hosts = allowed_hosts(settings, base_hosts)?;
+    let budget = steward_harness::budget::Budget::from_settings(
+        settings
+            .get(steward_harness::budget::ENV_BUDGET_USD)
+            .as_deref(),
+        settings
+            .get(steward_harness::budget::ENV_BUDGET_TOKENS)
+            .as_deref(),
+    )
+    .map_err(ConfigError::Unusable)?;
     let public_url = settings
         .get(ENV_PUBLIC_URL)
         .map(|u| u.trim_end_matches('/').to_owned());
@@ -224,5 +236,6 @@ fn config(
         registrations_per_event_per_hour,
         allowed_hosts,
         trusted_proxy,
+        budget,
     })
 }

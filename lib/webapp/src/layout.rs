@@ -15,13 +15,14 @@ pub const ASSETS_PATH: &str = "/app/assets";
 pub const PRODUCT: &str = "Steward";
 
 /// The navigation of the signed-in app: (path, label).
-pub const NAV: [(&str, &str); 7] = [
+pub const NAV: [(&str, &str); 8] = [
     ("/app", "Events"),
     ("/app/chat", "Chat"),
     ("/app/activity", "Activity"),
     ("/app/linking", "Connect a phone"),
     ("/app/tokens", "MCP tokens"),
     ("/app/approvals", "Approvals"),
+    ("/app/usage", "Usage"),
     ("/app/settings", "Settings"),
 ];
 

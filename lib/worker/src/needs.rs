@@ -27,6 +27,14 @@ pub const AGENT_NEEDS: &[Need] = &[
         name: steward_harness::retention::ENV_RETENTION_DAYS,
         check: steward_harness::retention::check_setting,
     },
+    Need::Valid {
+        name: steward_harness::budget::ENV_BUDGET_USD,
+        check: steward_harness::budget::check_usd_setting,
+    },
+    Need::Valid {
+        name: steward_harness::budget::ENV_BUDGET_TOKENS,
+        check: steward_harness::budget::check_tokens_setting,
+    },
     Need::AllOrNone {
         what: "the WhatsApp sender",
         names: &[ENV_WHATSAPP_ACCESS_TOKEN, ENV_WHATSAPP_PHONE_NUMBER_ID],
@@ -117,6 +125,30 @@ mod tests {
         assert!(
             e.starts_with("STEWARD_RETENTION_DAYS: \"a year\" is not a whole number"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_budget_setting_that_cannot_be_used_refuses_the_agent() {
+        let usd = steward_harness::budget::ENV_BUDGET_USD;
+        let e = refusal(&[], &[(usd, "twenty")]);
+        assert!(
+            e.starts_with("STEWARD_BUDGET_USD: \"twenty\" is not an amount of US dollars"),
+            "{e}"
+        );
+        let tokens = steward_harness::budget::ENV_BUDGET_TOKENS;
+        let e = refusal(&[], &[(tokens, "-3")]);
+        assert!(
+            e.starts_with("STEWARD_BUDGET_TOKENS: \"-3\" is not a whole number"),
+            "{e}"
+        );
+        assert!(
+            check_agent_config(&Settings::from_pairs(
+                COMPLETE
+                    .into_iter()
+                    .chain([(usd, "7.50"), (tokens, "2000000")])
+            ))
+            .is_ok()
         );
     }
 

@@ -9,6 +9,7 @@ use steward_channels::{
     WhatsappSender,
 };
 use steward_edge::config::{ConfigError, ENV_PUBLIC_URL, Settings};
+use steward_harness::budget::{Budget, ENV_BUDGET_TOKENS, ENV_BUDGET_USD};
 use steward_harness::{Agent, Domain, Links, MediaPorts, TurnLimits};
 use steward_store::{
     BlobStore, ENV_BLOB_BUCKET, ENV_BLOB_PATH_STYLE, S3BlobSettings, S3BlobStore, SystemClock,
@@ -110,6 +111,16 @@ pub fn s3_blob_store(
     Ok(Arc::new(S3BlobStore::from_settings(sdk, &s3)))
 }
 
+/// Every user's default monthly budget (`STEWARD_BUDGET_USD`, `STEWARD_BUDGET_TOKENS`; unset
+/// means none); a value that cannot be used refuses the start, naming the setting.
+pub fn default_budget(settings: &Settings) -> Result<Budget, ConfigError> {
+    Budget::from_settings(
+        settings.get(ENV_BUDGET_USD).as_deref(),
+        settings.get(ENV_BUDGET_TOKENS).as_deref(),
+    )
+    .map_err(ConfigError::Unusable)
+}
+
 /// The turn worker for `domain` over `table`: the model from `settings` (see
 /// [`model::model_client`]), the configured senders, the media fetchers with `blobs` (see
 /// [`media_ports`]) and the links (suggesting `first_request` after linking).
@@ -123,6 +134,7 @@ pub fn turn_worker(
 ) -> Result<TurnWorker, ConfigError> {
     let (client, model_settings) = model::model_client(settings, sdk)?;
     let links = links(settings, &domain.product, first_request);
+    let budget = default_budget(settings)?;
     let agent = Agent::new(
         table,
         Arc::new(SystemClock),
@@ -131,7 +143,8 @@ pub fn turn_worker(
         TurnLimits::default(),
         domain,
     )
-    .with_media(media_ports(settings, blobs)?);
+    .with_media(media_ports(settings, blobs)?)
+    .with_budget(budget);
     Ok(TurnWorker::new(Arc::new(agent), senders(settings)?, links))
 }
 

@@ -15,6 +15,9 @@ pub async fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::User(cmd) => operator::user(&cli, cmd).await,
         Command::Token(cmd) => operator::token(&cli, cmd).await,
+        Command::Usage { user_id, month } => {
+            operator::usage(&cli, user_id.as_deref(), month.as_deref()).await
+        }
         Command::Smoke { deployed: None } => smoke::smoke().await,
         Command::Smoke {
             deployed: Some(url),

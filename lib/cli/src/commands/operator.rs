@@ -4,7 +4,12 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use steward_harness::{ChannelIdentity, TokenId, UserId, accounts, identity, linking, tokens};
+use steward_edge::config::Settings;
+use steward_harness::budget::{self, Budget, BudgetOverride};
+use steward_harness::{
+    ChannelIdentity, TokenId, UserId, accounts, identity, linking, tokens, usage as usage_rec,
+};
+use steward_llm::pricing::format_usd;
 use steward_store::{Clock, SqliteTable, SystemClock, Table};
 
 use crate::{Cli, TokenCommand, UserCommand, db_path};
@@ -46,6 +51,28 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
             let p = accounts::resume(table.as_ref(), &user_id(id)?).await?;
             println!("{} active", p.user);
         }
+        UserCommand::Budget {
+            user_id: id,
+            usd,
+            tokens,
+            clear,
+        } => {
+            let user = user_id(id)?;
+            // The account must exist: a typo must not file a budget for nobody.
+            accounts::get_profile(table.as_ref(), &user).await?;
+            let default = default_budget()?;
+            if *clear {
+                budget::clear_override(table.as_ref(), &user).await?;
+            } else {
+                let own = BudgetOverride {
+                    tokens: *tokens,
+                    usd_micros: *usd,
+                };
+                budget::set_override(table.as_ref(), &user, own).await?;
+            }
+            let now = budget::effective(table.as_ref(), &user, default).await?;
+            println!("{user} budget: {}", describe(now));
+        }
         UserCommand::Unlink {
             user_id: id,
             channel,
@@ -61,6 +88,71 @@ pub async fn user(cli: &Cli, cmd: &UserCommand) -> Result<()> {
             identity::unbind(table.as_ref(), &ident, &user).await?;
             println!("{ident} unlinked from {user}");
         }
+    }
+    Ok(())
+}
+
+/// The default budget from this process's settings (the same variables `steward serve` reads).
+fn default_budget() -> Result<Budget> {
+    let env = Settings::from_process_env();
+    Budget::from_settings(
+        env.get(budget::ENV_BUDGET_USD).as_deref(),
+        env.get(budget::ENV_BUDGET_TOKENS).as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// "$20.00 and 2000000 tokens a month", or "none".
+fn describe(b: Budget) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = b.usd_micros {
+        parts.push(format_usd(m));
+    }
+    if let Some(t) = b.tokens {
+        parts.push(format!("{t} tokens"));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        format!("{} a month", parts.join(" and "))
+    }
+}
+
+/// `steward usage [USER_ID] [--month YYYY-MM]`: one tab-separated line per user.
+pub async fn usage(cli: &Cli, id: Option<&str>, month: Option<&str>) -> Result<()> {
+    let (table, clock) = open(cli)?;
+    let default = default_budget()?;
+    let month = month
+        .map(str::to_owned)
+        .unwrap_or_else(|| usage_rec::month_of(clock.now_millis()));
+    let users = match id {
+        Some(id) => {
+            let user = user_id(id)?;
+            accounts::get_profile(table.as_ref(), &user).await?;
+            vec![user]
+        }
+        None => usage_rec::users_of_month(table.as_ref(), &month).await?,
+    };
+    if users.is_empty() {
+        eprintln!("no usage in {month}");
+    }
+    for user in users {
+        let used = usage_rec::get(table.as_ref(), &user, &month).await?;
+        let budget = budget::effective(table.as_ref(), &user, default).await?;
+        let unpriced = if used.unpriced_calls > 0 {
+            format!(" (+{} calls unpriced)", used.unpriced_calls)
+        } else {
+            String::new()
+        };
+        println!(
+            "{user}\t{month}\tcalls={}\ttokens={}\tcache_read={}\tcost={}{unpriced}\tbudget={}",
+            used.calls,
+            used.total_tokens(),
+            used.cache_read_percent()
+                .map_or_else(|| "-".into(), |p| format!("{p}%")),
+            format_usd(used.cost_micros),
+            budget.left(&used),
+        );
     }
     Ok(())
 }

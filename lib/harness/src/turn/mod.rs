@@ -39,6 +39,7 @@ use tracing::Instrument;
 
 use self::run::ModelRun;
 use crate::attachments::{Attachment, MediaPorts};
+use crate::budget::{self, Budget};
 use crate::chat_tools::ChatTools;
 use crate::conversation::{self, Claim, Conversation};
 pub use crate::error::TurnError;
@@ -192,6 +193,8 @@ pub struct Agent {
     lean: AtomicBool,
     /// Where photos and PDFs are fetched from and kept.
     pub(crate) media: MediaPorts,
+    /// The default monthly budget per user (see [`crate::budget`]).
+    budget: Budget,
 }
 
 impl std::fmt::Debug for Agent {
@@ -259,6 +262,7 @@ impl Agent {
             chat_tools: ChatTools::new(),
             lean: AtomicBool::new(false),
             media: MediaPorts::none(),
+            budget: Budget::NONE,
         }
     }
 
@@ -266,6 +270,13 @@ impl Agent {
     /// photo or PDF gets [`crate::attachments::NO_ATTACHMENTS_HERE`]).
     pub fn with_media(mut self, media: MediaPorts) -> Self {
         self.media = media;
+        self
+    }
+
+    /// This agent with `budget` as every user's default monthly budget (a user's own limits,
+    /// set with `steward user budget`, replace it).
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -486,6 +497,7 @@ impl Agent {
                 None,
             ));
         };
+        let budget = budget::effective(self.table.as_ref(), &input.user, self.budget).await?;
         let mut run = ModelRun {
             agent: self,
             model,
@@ -494,6 +506,7 @@ impl Agent {
             turn,
             conv,
             action,
+            budget,
             history: Vec::new(),
             this_turn: Vec::new(),
             compacted_for_length: false,
@@ -501,7 +514,29 @@ impl Agent {
             media_notice: None,
         };
         let draft = run.go().await?;
-        Ok((draft, run.media_notice))
+        let media_notice = run.media_notice;
+        let draft = self.with_budget_notice(input, budget, draft).await?;
+        Ok((draft, media_notice))
+    }
+
+    /// `draft` with the month's 80 % notice before it, the first time usage reaches it (not
+    /// on the cap's own answer, which says more).
+    async fn with_budget_notice(
+        &self,
+        input: &TurnInput,
+        budget: Budget,
+        draft: Draft,
+    ) -> Result<Draft, TurnError> {
+        let now = self.clock.now_millis();
+        if draft.text == budget::cap_text(now)
+            || !budget::take_notice(self.table.as_ref(), &input.user, budget, now).await?
+        {
+            return Ok(draft);
+        }
+        tracing::info!("budget notice given");
+        Ok(Draft {
+            text: format!("{}\n\n{}", budget::notice_text(now), draft.text),
+        })
     }
 
     pub(crate) fn limits(&self) -> &TurnLimits {

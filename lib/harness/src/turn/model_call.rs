@@ -117,7 +117,18 @@ impl Agent {
             cache_write_tokens = u.cache_creation_input_tokens,
             "model usage"
         );
-        if let Err(e) = usage::record(self.table.as_ref(), user, self.clock.now_millis(), u).await {
+        // The holder's reservation (taken by `budget::before_call`) is released in this write.
+        let holder = format!("{conv}/{turn}");
+        let recorded = usage::record(
+            self.table.as_ref(),
+            user,
+            self.clock.now_millis(),
+            &self.settings.model,
+            u,
+            Some(&holder),
+        )
+        .await;
+        if let Err(e) = recorded {
             tracing::warn!(error = %e, "could not record usage");
         }
     }

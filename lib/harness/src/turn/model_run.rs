@@ -16,7 +16,7 @@ use super::{
 };
 use crate::attachments::{self, Taken};
 use crate::transcript::{self, ModelRow, PlacedRow, RowSource};
-use crate::{Actor, Ctx, compaction, keys};
+use crate::{Actor, Ctx, budget, compaction, keys};
 
 /// A row the harness wrote in the model's place (the person sees it as the reply).
 fn harness_row(text: &str) -> ModelRow {
@@ -176,6 +176,16 @@ impl ModelRun<'_> {
             tracing::warn!(calls, "model call cap reached; bailing out");
             return Ok(harness_row(BAIL_OUT));
         }
+        let table = self.agent.table().as_ref();
+        let holder = format!("{}/{}", self.input.conversation, self.turn);
+        let clock = Arc::clone(self.agent.clock());
+        let now = move || clock.now_millis();
+        if budget::before_call(table, &now, &self.input.user, self.budget, &holder).await?
+            == budget::Gate::Capped
+        {
+            tracing::info!("monthly budget reached; answered without the model");
+            return Ok(harness_row(&budget::cap_text(now())));
+        }
         let effort = self.agent.settings.effort;
         let result = loop {
             let floor_at = keys::model_sk(self.conv.meta.segment, self.turn, step);
@@ -214,6 +224,9 @@ impl ModelRun<'_> {
                 })
             }
             Err(e) => {
+                if let Err(e) = budget::release(table, &self.input.user, now(), &holder).await {
+                    tracing::warn!(error = %e, "could not release the budget's reservation");
+                }
                 tracing::warn!(error = %e, "model call failed");
                 crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
                 Ok(harness_row(failure_text(&e)))

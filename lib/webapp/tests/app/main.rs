@@ -12,3 +12,4 @@ mod events_ui;
 mod forms_gate;
 mod oidc;
 mod public;
+mod usage;

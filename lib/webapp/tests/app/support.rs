@@ -49,6 +49,10 @@ pub fn test_config() -> WebConfig {
             .map(|h| HostPattern::parse(h).unwrap())
             .collect(),
         trusted_proxy: TrustedProxy::parse("X-Forwarded-For"),
+        budget: steward_harness::budget::Budget {
+            tokens: Some(10_000),
+            usd_micros: None,
+        },
         events: EventsConfig::with_public_base_url("https://steward.test"),
     }
 }

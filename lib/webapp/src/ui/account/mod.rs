@@ -1,6 +1,6 @@
 //! The account pages: [`settings`] (name and time zone), [`activity`] (the audit trail with
 //! undo), [`linking`] (connect a phone with a one-time code), [`tokens`] (MCP access
-//! tokens) and [`approvals`] (held requests of MCP clients, approved or declined here). Each calls the same harness service functions as the chat tools and operator
+//! tokens), [`usage`] (the month's model use against the budget) and [`approvals`] (held requests of MCP clients, approved or declined here). Each calls the same harness service functions as the chat tools and operator
 //! commands.
 
 pub mod activity;
@@ -8,6 +8,7 @@ pub mod approvals;
 pub mod linking;
 pub mod settings;
 pub mod tokens;
+pub mod usage;
 
 use axum::Router;
 use steward_harness::TimeZoneName;
@@ -22,6 +23,7 @@ pub(super) fn routes() -> Router<WebState> {
         .merge(linking::routes())
         .merge(tokens::routes())
         .merge(approvals::routes())
+        .merge(usage::routes())
 }
 
 /// An instant (epoch milliseconds) as `2026-06-01 11:00` in `tz`; the raw UTC time when the
