@@ -18,6 +18,7 @@ mod whatsapp;
 use async_trait::async_trait;
 
 use crate::{MediaKind, MediaRef};
+use sniff::Declared;
 
 pub use download::media_http_client;
 pub use limits::{
@@ -172,6 +173,18 @@ pub fn is_plain_media_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What both fetchers check before any request: the kind and the provider's id for the file,
+/// the type the message declared (a type Steward does not read is refused) and the size cap
+/// for it, with a declared size over the cap refused. Returns the id and the cap.
+fn before_request(media: &MediaRef) -> Result<(&str, SizeLimit), FetchError> {
+    let id = media_id(media)?;
+    let said = Declared::parse(media.mime.as_deref());
+    said.refuse_other()?;
+    let limit = said.cap(media.kind);
+    download::check_declared_size(media.size_bytes, limit)?;
+    Ok((id, limit))
 }
 
 /// The media id of `media`, after the kind and the id are checked.

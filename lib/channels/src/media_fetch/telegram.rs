@@ -14,8 +14,8 @@ use super::download::{
     transport_error, within,
 };
 use super::limits::{FILE_PATH_BYTES_MAX, MEDIA_FETCH_TIMEOUT, SizeLimit};
-use super::sniff::{Declared, check_bytes};
-use super::{FetchError, FetchedMedia, MediaFetcher, media_id};
+use super::sniff::check_bytes;
+use super::{FetchError, FetchedMedia, MediaFetcher, before_request};
 use crate::secret::Secret;
 use crate::{MediaRef, TelegramConfig};
 
@@ -70,11 +70,7 @@ impl TelegramMediaFetcher {
     }
 
     async fn fetch_checked(&self, media: &MediaRef) -> Result<FetchedMedia, FetchError> {
-        let file_id = media_id(media)?;
-        let said = Declared::parse(media.mime.as_deref());
-        said.refuse_other()?;
-        let limit = said.cap(media.kind);
-        check_declared_size(media.size_bytes, limit)?;
+        let (file_id, limit) = before_request(media)?;
 
         let response = self
             .http

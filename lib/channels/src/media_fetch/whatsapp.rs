@@ -18,7 +18,7 @@ use super::download::{
 };
 use super::limits::{MEDIA_FETCH_TIMEOUT, SizeLimit};
 use super::sniff::{Declared, check_bytes};
-use super::{FetchError, FetchedMedia, MediaFetcher, media_id};
+use super::{FetchError, FetchedMedia, MediaFetcher, before_request};
 use crate::secret::Secret;
 use crate::{MediaRef, WhatsappConfig};
 
@@ -79,11 +79,7 @@ impl WhatsappMediaFetcher {
     }
 
     async fn fetch_checked(&self, media: &MediaRef) -> Result<FetchedMedia, FetchError> {
-        let id = media_id(media)?;
-        let said = Declared::parse(media.mime.as_deref());
-        said.refuse_other()?;
-        let mut limit = said.cap(media.kind);
-        check_declared_size(media.size_bytes, limit)?;
+        let (id, mut limit) = before_request(media)?;
 
         let response = self
             .http
