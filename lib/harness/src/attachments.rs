@@ -11,8 +11,9 @@
 //! Before every model call [`resolve`] replaces each stored reference with the blob's bytes in
 //! base64: the same bytes on every call, so a later request repeats the earlier ones byte for
 //! byte and the prompt cache keeps hitting. A blob that is gone (the bucket expires blobs after
-//! 30 days) becomes the fixed text [`MEDIA_GONE_TEXT`], never a failed turn; so do references
-//! past [`MEDIA_PER_REQUEST_MAX`] (the oldest first).
+//! 30 days) becomes the fixed text [`MEDIA_GONE_TEXT`], never a failed turn; older references
+//! that no longer fit one request (by count, documents or bytes) become
+//! [`MEDIA_DROPPED_TEXT`].
 //!
 //! A failure to fetch gives the person one line ([`steward_channels::fetch_error_reply`]); the
 //! turn goes on with the caption, or ends there without the model when there is none.
@@ -32,7 +33,10 @@ use steward_store::{
 
 use crate::ids::UserId;
 use crate::keys;
-use crate::limits::{MEDIA_BYTES_PER_USER_DAY_MAX, MEDIA_PER_REQUEST_MAX};
+use crate::limits::{
+    DOCUMENTS_PER_REQUEST_MAX, MEDIA_BYTES_PER_REQUEST_MAX, MEDIA_BYTES_PER_USER_DAY_MAX,
+    MEDIA_PER_REQUEST_MAX,
+};
 
 /// Said when this Steward has no blob store (or no fetcher for the channel): the attachment
 /// is not read, and nothing crashes.
@@ -257,10 +261,47 @@ fn stored_key(block: &ContentBlock) -> Option<&str> {
     }
 }
 
+/// Whether each stored reference in `messages` is a document (else an image).
+fn stored_kinds(messages: &[Message]) -> HashMap<&str, bool> {
+    let mut kinds = HashMap::new();
+    for block in messages.iter().flat_map(|m| &m.content) {
+        if let Some(key) = stored_key(block) {
+            kinds.insert(key, matches!(block, ContentBlock::Document(_)));
+        }
+    }
+    kinds
+}
+
+/// What one model request may still carry, counted from the newest reference back.
+#[derive(Debug, Default)]
+struct RequestRoom {
+    media: usize,
+    documents: usize,
+    bytes: u64,
+}
+
+impl RequestRoom {
+    /// Takes room for one file of `len` bytes; false when it no longer fits.
+    fn take(&mut self, document: bool, len: usize) -> bool {
+        let bytes = self.bytes + len as u64;
+        let fits = self.media < MEDIA_PER_REQUEST_MAX
+            && (!document || self.documents < DOCUMENTS_PER_REQUEST_MAX)
+            && bytes <= MEDIA_BYTES_PER_REQUEST_MAX;
+        if fits {
+            self.media += 1;
+            self.documents += usize::from(document);
+            self.bytes = bytes;
+        }
+        fits
+    }
+}
+
 /// `messages` with every stored media reference replaced by its bytes from `blobs` (owned by
 /// `owner`), base64-encoded; a reference whose blob cannot be read becomes
-/// [`MEDIA_GONE_TEXT`], and all but the newest [`MEDIA_PER_REQUEST_MAX`] become
-/// [`MEDIA_DROPPED_TEXT`]. Without a blob store every reference is gone.
+/// [`MEDIA_GONE_TEXT`]. Counting from the newest back, a reference that no longer fits the
+/// request — past [`MEDIA_PER_REQUEST_MAX`] files, [`DOCUMENTS_PER_REQUEST_MAX`] documents or
+/// [`MEDIA_BYTES_PER_REQUEST_MAX`] bytes — becomes [`MEDIA_DROPPED_TEXT`], and so does every
+/// older one. Without a blob store every reference is gone.
 pub(crate) async fn resolve(
     blobs: Option<&dyn BlobStore>,
     owner: &UserId,
@@ -273,17 +314,30 @@ pub(crate) async fn resolve(
     if keys.is_empty() {
         return messages;
     }
-    let keep_from = keys.len().saturating_sub(MEDIA_PER_REQUEST_MAX);
+    let documents: HashMap<String, bool> = stored_kinds(&messages)
+        .into_iter()
+        .map(|(k, d)| (k.to_owned(), d))
+        .collect();
     let mut found: HashMap<String, Vec<u8>> = HashMap::new();
     let mut replaced: HashMap<String, &'static str> = HashMap::new();
-    for (i, key) in keys.iter().enumerate() {
-        if i < keep_from {
+    let mut room = RequestRoom::default();
+    let mut full = false;
+    for key in keys.iter().rev() {
+        if full {
             replaced.insert(key.clone(), MEDIA_DROPPED_TEXT);
             continue;
         }
         match read_blob(blobs, owner, key).await {
             Ok(bytes) => {
-                found.insert(key.clone(), bytes);
+                let document = documents.get(key).copied().unwrap_or(false);
+                if room.take(document, bytes.len()) {
+                    found.insert(key.clone(), bytes);
+                } else {
+                    // Older files would fit where this one did not, but dropping from here
+                    // back keeps the request a stable prefix of the next one.
+                    full = true;
+                    replaced.insert(key.clone(), MEDIA_DROPPED_TEXT);
+                }
             }
             Err(e) => {
                 tracing::warn!(%key, error = %e, "stored media unreadable; the model gets a note in its place");
@@ -372,5 +426,63 @@ mod tests {
         }
         let none = resolve(None, &user, messages).await;
         assert_eq!(none[0].content[1], ContentBlock::text(MEDIA_GONE_TEXT));
+    }
+
+    #[test]
+    fn a_request_takes_files_until_a_cap_and_documents_count_apart() {
+        let mut room = RequestRoom::default();
+        for _ in 0..DOCUMENTS_PER_REQUEST_MAX {
+            assert!(room.take(true, 10));
+        }
+        assert!(!room.take(true, 10), "one document too many");
+        assert!(room.take(false, 10), "an image still fits");
+        let big = usize::try_from(MEDIA_BYTES_PER_REQUEST_MAX).unwrap();
+        assert!(!room.take(false, big), "over the byte cap");
+        let mut room = RequestRoom::default();
+        for _ in 0..MEDIA_PER_REQUEST_MAX {
+            assert!(room.take(false, 1));
+        }
+        assert!(!room.take(false, 1), "one file too many");
+    }
+
+    #[tokio::test]
+    async fn older_files_past_the_byte_cap_are_dropped_and_the_newest_kept() {
+        let store = steward_store::FolderBlobStore::in_data_dir(
+            std::env::temp_dir().join(format!("steward-att-{}", ulid::Ulid::generate())),
+        )
+        .unwrap();
+        let user = UserId::parse("u2").unwrap();
+        let owner = owner_of(&user).unwrap();
+        let png = MediaType::parse("image/png").unwrap();
+        let len = usize::try_from(MEDIA_BYTES_PER_REQUEST_MAX / 2).unwrap() - 1;
+        let mut keys = Vec::new();
+        for fill in 1..=3u8 {
+            keys.push(store.put(&owner, &png, vec![fill; len]).await.unwrap());
+        }
+        let image = |key: &BlobKey| {
+            ContentBlock::Image(ImageBlock {
+                source: ImageSource::Stored {
+                    key: key.as_str().to_owned(),
+                    media_type: "image/png".into(),
+                },
+                cache_control: None,
+                extra: Default::default(),
+            })
+        };
+        let messages: Vec<Message> = keys.iter().map(|k| Message::user(vec![image(k)])).collect();
+        let out = resolve(Some(&store), &user, messages).await;
+        assert_eq!(out[0].content[0], ContentBlock::text(MEDIA_DROPPED_TEXT));
+        for message in &out[1..] {
+            assert!(
+                matches!(
+                    &message.content[0],
+                    ContentBlock::Image(ImageBlock {
+                        source: ImageSource::Base64 { .. },
+                        ..
+                    })
+                ),
+                "the two newest are sent"
+            );
+        }
     }
 }

@@ -116,3 +116,11 @@ pub const MEDIA_BYTES_PER_USER_DAY_MAX: u64 = 50_000_000;
 /// conversation. Anthropic's API takes up to 100 images per request but lowers the size limit
 /// to 2000 pixels a side past 20, which would refuse photos the fetcher accepts (up to 8000).
 pub const MEDIA_PER_REQUEST_MAX: usize = 20;
+
+/// PDFs one model request carries: Bedrock's Converse takes at most five documents per request.
+pub const DOCUMENTS_PER_REQUEST_MAX: usize = 5;
+
+/// Bytes of photos and PDFs one model request carries (before base64). The Claude API refuses
+/// a request over 32 MB, and base64 makes the files a third larger: 16 MB of files is about
+/// 21 MB in the request, leaving room for the conversation's text.
+pub const MEDIA_BYTES_PER_REQUEST_MAX: u64 = 16_000_000;

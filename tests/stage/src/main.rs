@@ -308,6 +308,8 @@ async fn run_lambda(
                 ("ANTHROPIC_BASE_URL", model_url.as_str()),
                 ("TELEGRAM_BOT_TOKEN", "123456:stage-bot-token"),
                 ("TELEGRAM_API_BASE", telegram_url.as_str()),
+                ("STEWARD_BLOB_BUCKET", resources.bucket.as_str()),
+                ("STEWARD_BLOB_PATH_STYLE", "true"),
             ]),
         ),
         agents,

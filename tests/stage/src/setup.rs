@@ -86,9 +86,11 @@ pub struct Resources {
     pub dlq_url: String,
     /// A direct SQS client (the event source mapping's own, never throttled by the stage).
     pub sqs: aws_sdk_sqs::Client,
+    /// The media bucket's name (the template's `MediaBucket`, passed to the agent).
+    pub bucket: String,
 }
 
-/// Creates the table and both queues as the template defines them.
+/// Creates the table, both queues and the media bucket as the template defines them.
 pub async fn resources(
     sdk: &aws_config::SdkConfig,
     template: &Template,
@@ -128,8 +130,27 @@ pub async fn resources(
         .context("creating the turn queue")?;
     let queue_url = queue.queue_url().unwrap_or_default().to_owned();
     let queue_arn = queue_arn(&sqs, &queue_url).await?;
+    let bucket = "stage-media".to_owned();
+    // Outside us-east-1, S3 wants the bucket's region named.
+    let region = sdk.region().map_or("us-east-1", |r| r.as_ref());
+    let mut create = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(true)
+            .build(),
+    )
+    .create_bucket()
+    .bucket(&bucket);
+    if region != "us-east-1" {
+        create = create.create_bucket_configuration(
+            aws_sdk_s3::types::CreateBucketConfiguration::builder()
+                .location_constraint(aws_sdk_s3::types::BucketLocationConstraint::from(region))
+                .build(),
+        );
+    }
+    create.send().await.context("creating the media bucket")?;
     let table: Arc<dyn Table> = Arc::new(DynamoTable::new(dynamo, table_name.clone()));
     Ok(Resources {
+        bucket,
         table_name,
         table,
         queue_url,
