@@ -383,6 +383,18 @@ async fn read_blob(
 mod tests {
     use super::*;
 
+    /// A stored PNG reference to `key`, as the transcript keeps it.
+    fn image(key: &BlobKey) -> ContentBlock {
+        ContentBlock::Image(ImageBlock {
+            source: ImageSource::Stored {
+                key: key.as_str().to_owned(),
+                media_type: "image/png".into(),
+            },
+            cache_control: None,
+            extra: Default::default(),
+        })
+    }
+
     #[test]
     fn days_are_utc_dates() {
         assert_eq!(day_of(0), "1970-01-01");
@@ -401,16 +413,6 @@ mod tests {
         let png = MediaType::parse("image/png").unwrap();
         let key = store.put(&owner, &png, vec![1, 2, 3]).await.unwrap();
         let gone = BlobKey::for_content(&owner, &png, &[9]);
-        let image = |key: &BlobKey| {
-            ContentBlock::Image(ImageBlock {
-                source: ImageSource::Stored {
-                    key: key.as_str().to_owned(),
-                    media_type: "image/png".into(),
-                },
-                cache_control: None,
-                extra: Default::default(),
-            })
-        };
         let messages = vec![Message::user(vec![image(&gone), image(&key)])];
         let out = resolve(Some(&store), &user, messages.clone()).await;
         assert_eq!(out[0].content[0], ContentBlock::text(MEDIA_GONE_TEXT));
@@ -459,16 +461,6 @@ mod tests {
         for fill in 1..=3u8 {
             keys.push(store.put(&owner, &png, vec![fill; len]).await.unwrap());
         }
-        let image = |key: &BlobKey| {
-            ContentBlock::Image(ImageBlock {
-                source: ImageSource::Stored {
-                    key: key.as_str().to_owned(),
-                    media_type: "image/png".into(),
-                },
-                cache_control: None,
-                extra: Default::default(),
-            })
-        };
         let messages: Vec<Message> = keys.iter().map(|k| Message::user(vec![image(k)])).collect();
         let out = resolve(Some(&store), &user, messages).await;
         assert_eq!(out[0].content[0], ContentBlock::text(MEDIA_DROPPED_TEXT));

@@ -53,19 +53,8 @@ impl FakeApi {
             respond: Box::new(respond),
         });
         let app = Router::new().fallback(handle).with_state(inner.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port to bind");
-        let addr = listener.local_addr().expect("the bound address");
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .await
-                .expect("the fake API serves");
-        });
-        Self {
-            base: format!("http://{addr}"),
-            inner,
-        }
+        let base = crate::serve_loopback(app).await;
+        Self { base, inner }
     }
 
     /// A WhatsApp Cloud API that accepts everything.

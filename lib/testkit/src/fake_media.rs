@@ -156,19 +156,8 @@ impl FakeMedia {
     pub async fn start() -> Self {
         let inner = Arc::new(Inner::default());
         let app = Router::new().fallback(handle).with_state(inner.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port to bind");
-        let addr = listener.local_addr().expect("the bound address");
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .await
-                .expect("the fake media API serves");
-        });
-        Self {
-            base: format!("http://{addr}"),
-            inner,
-        }
+        let base = crate::serve_loopback(app).await;
+        Self { base, inner }
     }
 
     /// Serves `file` as media id / `file_id` `id`.

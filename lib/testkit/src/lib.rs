@@ -16,4 +16,21 @@ pub mod media;
 pub mod queue;
 pub mod samples;
 pub mod startup;
+
+/// Serves `app` on a free loopback port in the background; returns `http://127.0.0.1:<port>`.
+///
+/// # Panics
+/// When no loopback port can be bound (a test failure).
+pub async fn serve_loopback(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port to bind");
+    let addr = listener.local_addr().expect("the bound address");
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .await
+            .expect("the fake API serves");
+    });
+    format!("http://{addr}")
+}
 pub mod webhooks;
