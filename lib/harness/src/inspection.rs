@@ -256,9 +256,10 @@ pub async fn turn(
     if turn == 0 || turn > meta.turns {
         return Err(missing());
     }
-    read_turn(table, conversation, &meta, turn)
+    Ok(read_turn(table, conversation, &meta, turn, meta.segment)
         .await?
-        .ok_or_else(missing)
+        .ok_or_else(missing)?
+        .0)
 }
 
 /// The newest turns of `conversation` (at most [`TURNS_LISTED_MAX`]), newest first, if
@@ -271,9 +272,12 @@ pub async fn conversation(
     let meta = readable(table, reader, conversation).await?;
     let mut listed = Vec::new();
     let mut next = meta.turns;
+    // Turns only move to later segments: an older turn is in this turn's segment or before.
+    let mut segment = meta.segment;
     while next > 0 && listed.len() < TURNS_LISTED_MAX {
-        if let Some(t) = read_turn(table, conversation, &meta, next).await? {
+        if let Some((t, found)) = read_turn(table, conversation, &meta, next, segment).await? {
             listed.push(t);
+            segment = found;
         }
         next -= 1;
     }
@@ -286,16 +290,16 @@ pub async fn conversation(
     })
 }
 
-/// The turn's model rows by step, from the newest segment holding it (a turn compacted for
-/// length is carried whole into the new segment).
+/// The turn's model rows by step, from the newest segment holding it at or before `from` (a
+/// turn compacted for length is carried whole into the new segment), with that segment.
 async fn model_rows(
     table: &dyn Table,
     conversation: &ConversationKey,
-    meta: &ConversationMeta,
+    from: u32,
     turn: u64,
-) -> Result<Vec<(u32, ModelRow)>, StoreError> {
+) -> Result<(Vec<(u32, ModelRow)>, u32), StoreError> {
     let pk = keys::conversation_pk(conversation);
-    for segment in (0..=meta.segment).rev() {
+    for segment in (0..=from).rev() {
         let items = table
             .query_all(
                 &Query::prefix(pk.clone(), keys::model_turn_prefix(segment, turn)),
@@ -305,9 +309,9 @@ async fn model_rows(
         if items.is_empty() {
             continue;
         }
-        return Ok(items.iter().filter_map(step_row).collect());
+        return Ok((items.iter().filter_map(step_row).collect(), segment));
     }
-    Ok(Vec::new())
+    Ok((Vec::new(), from))
 }
 
 /// A stored model row with its step; a row that does not parse is left out (the inspector
@@ -360,14 +364,16 @@ async fn parts(
     Ok(out)
 }
 
-/// Reads one turn; None when nothing of it is stored.
+/// Reads one turn, looking for its model rows from segment `from` back, with the segment they
+/// were found in; None when nothing of it is stored.
 async fn read_turn(
     table: &dyn Table,
     conversation: &ConversationKey,
     meta: &ConversationMeta,
     turn: u64,
-) -> Result<Option<TurnInspection>, StoreError> {
-    let rows = model_rows(table, conversation, meta, turn).await?;
+    from: u32,
+) -> Result<Option<(TurnInspection, u32)>, StoreError> {
+    let (rows, segment) = model_rows(table, conversation, from, turn).await?;
     let [user, reaction, reply, apology] = seen(table, conversation, turn).await?;
     if rows.is_empty() && user.is_none() && reply.is_none() && apology.is_none() {
         return Ok(None);
@@ -414,7 +420,7 @@ async fn read_turn(
             RowSource::Notes | RowSource::Shown => {}
         }
     }
-    Ok(Some(inspection))
+    Ok(Some((inspection, segment)))
 }
 
 /// The readable part of a tool result: a registry outcome's `summary` (or its `error`), else
