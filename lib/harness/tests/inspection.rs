@@ -188,6 +188,59 @@ async fn a_held_call_then_its_confirmation_are_inspected_turn_by_turn(r: Rig) {
     ));
 }
 
+async fn refused_ran_and_not_run_calls_are_told_apart(r: Rig) {
+    // One round: an unknown tool (refused) and a note added (ran, changed data).
+    r.model.push(Ok(CreateResponse::new(
+        vec![
+            ContentBlock::tool_use("tu_bad", "no_such_tool", json!({})),
+            ContentBlock::tool_use("tu_add", "add_note", json!({"title": "Venue"})),
+        ],
+        StopReason::ToolUse,
+    )));
+    // Then an answer cut off mid-call: that call is not run.
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::tool_use(
+            "tu_cut",
+            "add_note",
+            json!({"title": "Cat"}),
+        )],
+        StopReason::MaxTokens,
+    )));
+    r.say("m1", "add a venue note").await;
+
+    let t = inspection::turn(r.world.table.as_ref(), Reader::Person(&r.user), &r.conv, 1)
+        .await
+        .unwrap();
+    let states: Vec<_> = t
+        .tool_calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.state, c.action.is_some()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("tu_bad", Some(ToolState::Refused), false),
+            ("tu_add", Some(ToolState::Ran), true),
+            ("tu_cut", Some(ToolState::NotRun), false),
+        ]
+    );
+    assert_eq!(
+        t.tool_calls[1].result.as_ref().unwrap().text,
+        "Added note \"Venue\"."
+    );
+    assert_eq!(
+        t.tool_calls[0].effect, None,
+        "an unknown tool never reached the registry"
+    );
+    assert_eq!(t.model_calls[1].stop_reason.as_deref(), Some("max_tokens"));
+    assert_eq!(
+        t.harness_lines.len(),
+        1,
+        "the cut-off line: {:?}",
+        t.harness_lines
+    );
+}
+
 async fn a_conversation_without_an_owner_is_nobodys_to_inspect(r: Rig) {
     // A group conversation whose sender was never known: only the operator reads it.
     let table = r.world.table.as_ref();
@@ -310,5 +363,6 @@ async fn rows_written_before_the_notes_still_read(r: Rig) {
 steward_store::backend_tests!(setup = rig;
     a_held_call_then_its_confirmation_are_inspected_turn_by_turn,
     a_conversation_without_an_owner_is_nobodys_to_inspect,
+    refused_ran_and_not_run_calls_are_told_apart,
     rows_written_before_the_notes_still_read,
 );
