@@ -1,7 +1,7 @@
 // The organiser's path through the web UI and a visitor's through the public page, in Debian's
 // chromium: sign in, create an event, add rooms and sessions, build the timetable, publish,
 // register on the public page (once with a hostile name), see the attendees, undo, and chat with
-// the scripted model including a button click. Screenshots of each main page, and an
+// the scripted model including a button click, then open the turn inspector from the chat. Screenshots of each main page, and an
 // accessibility check (axe-core, WCAG 2.1 AA) of every page visited.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -272,6 +272,43 @@ test('chat round trip with the scripted model, including a button', async () => 
   // The tool call really created the event.
   await page.goto(`${BASE}/app`);
   await page.getByText('Chat Meetup').first().waitFor();
+  assert.deepEqual(page.errors, []);
+});
+
+test('the turn inspector, opened from the chat by keyboard: model calls, tool calls, axe', async () => {
+  await page.goto(`${BASE}/app/chat`);
+  const link = page.getByRole('link', { name: 'See what the assistant did on each turn' });
+  await link.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/app\/conversations\/web:[^/]+\/turns$/);
+  await page.getByRole('heading', { name: 'Turns', level: 1 }).waitFor();
+  const turns = page.getByRole('table', { name: /turns, newest first/ });
+  // The chat round trip made two turns: the event created, then the "Not yet" button.
+  assert.equal(await turns.locator('tbody tr').count(), 2);
+  await checkA11y(page, 'turn inspector (all turns)');
+  await shot(page, '07c-turns');
+  await page.getByRole('link', { name: 'Turn 1', exact: true }).click();
+  await page.getByRole('heading', { name: 'Turn 1', level: 1 }).waitFor();
+  const calls = page.getByRole('table', { name: 'Model calls of turn 1, in order' });
+  const callRows = calls.locator('tbody tr');
+  assert.equal(await callRows.count(), 2, 'the tool call, then the answer');
+  assert.match(await callRows.nth(0).textContent(), /tool_use/);
+  assert.match(await callRows.nth(1).textContent(), /end_turn/);
+  assert.match(await callRows.nth(0).textContent(), /\d+ ms/, 'the latency is shown');
+  const tools = page.getByRole('table', { name: 'Tool calls of turn 1, in order' });
+  const toolRow = tools.locator('tbody tr');
+  assert.equal(await toolRow.count(), 1);
+  const toolText = await toolRow.textContent();
+  assert.match(toolText, /create_event/);
+  assert.match(toolText, /Ran/);
+  assert.match(toolText, /Chat Meetup/, 'the arguments');
+  assert.match(await page.locator('pre.code-block').textContent(), /\S/, 'the context block');
+  await shot(page, '07d-turn');
+  await checkA11y(page, 'turn inspector (one turn)');
+  // Activity links the assistant's change to the same conversation's turns.
+  await page.goto(`${BASE}/app/activity`);
+  await page.getByRole('link', { name: 'See the turns' }).first().click();
+  await page.getByRole('heading', { name: 'Turns', level: 1 }).waitFor();
   assert.deepEqual(page.errors, []);
 });
 

@@ -87,6 +87,20 @@ pub enum Command {
         #[arg(long, value_name = "YYYY-MM", value_parser = parse_month)]
         month: Option<String>,
     },
+    /// Shows what the turns of a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`)
+    /// did: the context block sent, each model call (stop reason, tokens with cache reads and
+    /// writes, latency, model id), each tool call (arguments, result, ran/held/confirmed/
+    /// refused, effect id) and the reply as the channel got it. Newest 50 turns, or one.
+    Turns {
+        /// The conversation key.
+        conversation: String,
+        /// Only this turn (from 1).
+        #[arg(long, value_name = "N")]
+        turn: Option<u64>,
+        /// Print the inspection as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Prints a stored conversation (e.g. `web:<user id>`, `tg:<chat id>`) as an eval suite
     /// case: the person's messages, the model's steps, what ran and was held; names, e-mail
     /// addresses and phone numbers replaced with placeholders.

@@ -114,6 +114,7 @@ pub async fn compact(
         message: Message::user_text(format!("{NOTES_HEADER}\n{}", notes.trim())),
         source: RowSource::Notes,
         stop_reason: None,
+        note: None,
     };
     let mut meta = conv.meta.clone();
     meta.segment = next;

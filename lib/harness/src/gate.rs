@@ -426,16 +426,47 @@ pub async fn run(
     name: &str,
     args: Value,
 ) -> Result<Result<GateOutcome, StoreError>, UnknownTool> {
+    Ok(run_noting(registry, ctx, surface, name, args)
+        .await?
+        .map(|(outcome, _)| outcome))
+}
+
+/// How one call went through the gate: what a turn's record keeps beside the call's result
+/// ([`crate::transcript::ToolNote`]), since the result text alone cannot tell a confirmed call
+/// from one that needed no confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Passage {
+    /// It ran without needing a confirmation (its outcome may still be an error).
+    Ran,
+    /// It ran on the person's confirmation, which it spent.
+    Confirmed,
+    /// It already committed on an earlier attempt; the stored result was returned.
+    Replayed,
+    /// Held for the person's confirmation; nothing ran.
+    Held,
+    /// Refused before running: invalid arguments, or the declaration refused it.
+    Refused,
+}
+
+/// [`run`], also saying how the call went through the gate.
+pub async fn run_noting(
+    registry: &Registry,
+    ctx: Ctx,
+    surface: &Surface,
+    name: &str,
+    args: Value,
+) -> Result<Result<(GateOutcome, Passage), StoreError>, UnknownTool> {
     let tool = registry.get(name).ok_or_else(|| UnknownTool {
         name: name.to_owned(),
     })?;
     let args = match tool.validate(args) {
         Ok(args) => args,
         Err(msg) => {
-            return Ok(Ok(GateOutcome::Ran(ToolOutcome::error(
-                ToolErrorKind::InvalidArguments,
-                msg,
-            ))));
+            return Ok(Ok((
+                GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, msg)),
+                Passage::Refused,
+            )));
         }
     };
     Ok(run_validated(registry, ctx, surface, name, args).await)
@@ -447,7 +478,7 @@ async fn run_validated(
     surface: &Surface,
     name: &str,
     args: Value,
-) -> Result<GateOutcome, StoreError> {
+) -> Result<(GateOutcome, Passage), StoreError> {
     let call = |ctx: Ctx, args: Value| async move {
         match registry.call(ctx, name, args).await {
             Ok(outcome) => outcome,
@@ -457,13 +488,16 @@ async fn run_validated(
         }
     };
     let Some(tool) = registry.get(name) else {
-        return Ok(GateOutcome::Ran(ToolOutcome::error(
-            ToolErrorKind::InvalidArguments,
-            UnknownTool {
-                name: name.to_owned(),
-            }
-            .to_string(),
-        )));
+        return Ok((
+            GateOutcome::Ran(ToolOutcome::error(
+                ToolErrorKind::InvalidArguments,
+                UnknownTool {
+                    name: name.to_owned(),
+                }
+                .to_string(),
+            )),
+            Passage::Refused,
+        ));
     };
     // A call that already committed (a crash after its transaction) is replayed by the
     // registry from its stored effect; the gate must not see its spent confirmation.
@@ -473,30 +507,39 @@ async fn run_validated(
             .map_err(service_to_store)?
             .is_some()
     {
-        return Ok(GateOutcome::Ran(call(ctx, args).await));
+        return Ok((GateOutcome::Ran(call(ctx, args).await), Passage::Replayed));
     }
     Ok(match admit(tool, &ctx, surface, name, &args).await? {
         Admission::Run { ctx, consume } => {
             let table = ctx.table().clone();
             let outcome = call(*ctx, args).await;
+            let passage = if consume.is_some() {
+                Passage::Confirmed
+            } else {
+                Passage::Ran
+            };
             if let Some(consume) = consume
                 && outcome.is_ok()
             {
                 // A handler that wrote nothing did not carry the consume: spend it now.
                 spend(table.as_ref(), consume).await?;
             }
-            GateOutcome::Ran(outcome)
+            (GateOutcome::Ran(outcome), passage)
         }
-        Admission::Refused { message } => {
-            GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, message))
-        }
+        Admission::Refused { message } => (
+            GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, message)),
+            Passage::Refused,
+        ),
         Admission::Held {
             message,
             confirmation,
-        } => GateOutcome::Held {
-            message,
-            confirmation,
-        },
+        } => (
+            GateOutcome::Held {
+                message,
+                confirmation,
+            },
+            Passage::Held,
+        ),
     })
 }
 

@@ -51,6 +51,7 @@ pub mod gate;
 pub mod identity;
 pub mod ids;
 pub mod inbound;
+pub mod inspection;
 pub mod keys;
 pub mod limits;
 pub mod link_attempts;

@@ -56,6 +56,110 @@ pub struct ModelRow {
     /// For model responses: the stop reason as the API gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// What the harness noted about the step beside the message, for the turn inspector
+    /// ([`crate::inspection`]); never sent to the model. Rows written before it existed have
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<StepNote>,
+}
+
+/// The harness's note on one stored step: facts the message itself does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepNote {
+    /// On a model response: the call that produced it.
+    Call(CallNote),
+    /// On a round of tool results: how each call went, in the round's order.
+    Tools(Vec<ToolNote>),
+}
+
+/// One model call: which model answered, its tokens and how long it took.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallNote {
+    /// The model id that answered (as the provider reported it).
+    pub model: String,
+    /// Input tokens neither written to nor read from the cache.
+    pub input_tokens: u64,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+    /// Wall time of the call in milliseconds, its one retry (a rejected replay or optional
+    /// feature, or a compaction for length) included.
+    pub latency_ms: u64,
+    /// Transcript rows the request carried (the history before this call).
+    pub rows_sent: u32,
+}
+
+impl CallNote {
+    /// The note of a call to `model` that took `latency_ms`, used `usage` and carried
+    /// `rows_sent` rows.
+    pub fn new(model: &str, usage: &steward_llm::Usage, latency_ms: u64, rows_sent: usize) -> Self {
+        Self {
+            model: model.chars().take(MODEL_ID_CHARS_MAX).collect(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_input_tokens,
+            cache_write_tokens: usage.cache_creation_input_tokens,
+            latency_ms,
+            rows_sent: u32::try_from(rows_sent).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// Longest model id kept in a [`CallNote`]: real ids are under 100 characters; a provider
+/// answering with something longer must not grow the row.
+const MODEL_ID_CHARS_MAX: usize = 200;
+
+/// Most tool notes kept on one round's row: each is under 200 bytes, so this many stay far
+/// inside the room [`crate::limits::TOOL_ROUND_BYTES_MAX`] leaves under the store's item
+/// limit; calls past it (a model that asked for hundreds at once) show as "not recorded".
+pub const TOOL_NOTES_PER_ROUND_MAX: usize = 200;
+
+/// How one tool call of a round went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolNote {
+    /// The model's `tool_use` id of the call.
+    pub id: String,
+    /// What happened to it.
+    pub state: ToolState,
+    /// The effect key's tool-use part when the call went through the registry (its result is
+    /// remembered under `CONV#…/EFFECT#<id>` when it changed data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolState {
+    /// It ran (no confirmation needed); its result may still be an error.
+    Ran,
+    /// It ran on the person's confirmation.
+    Confirmed,
+    /// It had committed on an earlier attempt of the turn; the stored result was returned.
+    Replayed,
+    /// Held for the person's confirmation; nothing ran.
+    Held,
+    /// Refused before running (unknown tool, invalid arguments, the declaration refused it).
+    Refused,
+    /// The harness did not run it (the answer was cut off, or the loop breaker stopped it).
+    NotRun,
+}
+
+impl From<crate::gate::Passage> for ToolState {
+    fn from(p: crate::gate::Passage) -> Self {
+        use crate::gate::Passage;
+        match p {
+            Passage::Ran => ToolState::Ran,
+            Passage::Confirmed => ToolState::Confirmed,
+            Passage::Replayed => ToolState::Replayed,
+            Passage::Held => ToolState::Held,
+            Passage::Refused => ToolState::Refused,
+        }
+    }
 }
 
 /// A model row with its position.
@@ -410,6 +514,7 @@ pub async fn record_shown(
         message: Message::assistant(vec![ContentBlock::text(note)]),
         source: RowSource::Shown,
         stop_reason: None,
+        note: None,
     };
     append(
         table,
@@ -604,6 +709,7 @@ mod tests {
                 message,
                 source,
                 stop_reason: None,
+                note: None,
             },
         }
     }

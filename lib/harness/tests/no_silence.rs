@@ -56,6 +56,7 @@ fn user_row(text: &str) -> ModelRow {
         message: Message::user_text(transcript::user_turn_text("ctx", text)),
         source: RowSource::User,
         stop_reason: None,
+        note: None,
     }
 }
 
@@ -64,6 +65,7 @@ fn model_row(content: Vec<ContentBlock>, stop: &str) -> ModelRow {
         message: Message::assistant(content),
         source: RowSource::Model,
         stop_reason: Some(stop.into()),
+        note: None,
     }
 }
 

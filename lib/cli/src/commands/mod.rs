@@ -5,6 +5,7 @@ mod eval;
 mod operator;
 mod serve;
 mod smoke;
+mod turns;
 
 use anyhow::Result;
 
@@ -34,6 +35,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             conversation,
             model,
         } => eval::replay(&cli, conversation, model.as_deref()).await,
+        Command::Turns {
+            conversation,
+            turn,
+            json,
+        } => turns::turns(&cli, conversation, *turn, *json).await,
         Command::ExportCase { conversation, name } => {
             eval::export_case(&cli, conversation, name.as_deref()).await
         }

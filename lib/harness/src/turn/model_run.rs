@@ -15,7 +15,7 @@ use super::{
     TurnError,
 };
 use crate::attachments::{self, Taken};
-use crate::transcript::{self, ModelRow, PlacedRow, RowSource};
+use crate::transcript::{self, CallNote, ModelRow, PlacedRow, RowSource, StepNote};
 use crate::{Actor, Ctx, budget, compaction, keys};
 
 /// A row the harness wrote in the model's place (the person sees it as the reply).
@@ -24,6 +24,7 @@ fn harness_row(text: &str) -> ModelRow {
         message: Message::assistant(vec![ContentBlock::text(text)]),
         source: RowSource::Harness,
         stop_reason: None,
+        note: None,
     }
 }
 
@@ -147,6 +148,7 @@ impl ModelRun<'_> {
             message: Message::user(content),
             source: RowSource::User,
             stop_reason: None,
+            note: None,
         }
     }
 
@@ -187,6 +189,8 @@ impl ModelRun<'_> {
             return Ok(harness_row(&budget::cap_text(now())));
         }
         let effort = self.agent.settings.effort;
+        let started = std::time::Instant::now();
+        let rows_sent = self.history.len();
         let result = loop {
             let floor_at = keys::model_sk(self.conv.meta.segment, self.turn, step);
             let result = self
@@ -217,10 +221,18 @@ impl ModelRun<'_> {
                 self.agent
                     .record_usage(&self.input.user, &self.input.conversation, self.turn, &resp)
                     .await;
+                let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let model = if resp.model.is_empty() {
+                    &self.agent.settings.model
+                } else {
+                    &resp.model
+                };
+                let note = CallNote::new(model, &resp.usage, latency_ms, rows_sent);
                 Ok(ModelRow {
                     message: resp.to_message(),
                     source: RowSource::Model,
                     stop_reason: resp.stop_reason.as_ref().map(|s| s.as_str().to_owned()),
+                    note: Some(StepNote::Call(note)),
                 })
             }
             Err(e) => {

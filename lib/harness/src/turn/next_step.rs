@@ -67,6 +67,7 @@ mod tests {
             message: Message::assistant(content),
             source,
             stop_reason: stop.map(str::to_owned),
+            note: None,
         }
     }
 

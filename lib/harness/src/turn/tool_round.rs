@@ -9,32 +9,50 @@ use super::TurnError;
 use super::run::ModelRun;
 use crate::chat_tools::ChatToolCall;
 use crate::conversation;
-use crate::gate::{self, GateOutcome, Surface};
+use crate::gate::{self, GateOutcome, Passage, Surface};
 use crate::ids::{EffectKey, ToolUseId};
 use crate::limits::TOOL_ROUND_BYTES_MAX;
-use crate::transcript::{self, ModelRow, RowSource, SeenRow};
+use crate::transcript::{
+    self, ModelRow, RowSource, SeenRow, StepNote, TOOL_NOTES_PER_ROUND_MAX, ToolNote, ToolState,
+};
 use crate::{ToolOutcome, ToolResult};
 
 impl ModelRun<'_> {
-    /// Runs one round of tool calls in order and returns their result blocks.
+    /// Runs one round of tool calls in order and returns their result blocks, with a note of
+    /// how each call went.
     pub(super) async fn run_round(
         &mut self,
         uses: &[ToolUseBlock],
-    ) -> Result<Vec<ContentBlock>, TurnError> {
+    ) -> Result<(Vec<ContentBlock>, Vec<ToolNote>), TurnError> {
         let mut out = Vec::with_capacity(uses.len());
+        let mut notes = Vec::with_capacity(uses.len());
         for call in uses {
-            let (text, is_error) = self.run_one(call).await?;
+            let mut note = ToolNote {
+                id: call.id.clone(),
+                state: ToolState::Ran,
+                effect: None,
+            };
+            let (text, is_error) = self.run_one(call, &mut note).await?;
             out.push(ContentBlock::tool_result(&call.id, text, is_error));
+            notes.push(note);
         }
-        Ok(fit_round(out))
+        notes.truncate(TOOL_NOTES_PER_ROUND_MAX);
+        Ok((fit_round(out), notes))
     }
 
-    async fn run_one(&mut self, call: &ToolUseBlock) -> Result<(String, bool), TurnError> {
+    async fn run_one(
+        &mut self,
+        call: &ToolUseBlock,
+        note: &mut ToolNote,
+    ) -> Result<(String, bool), TurnError> {
         let table = self.agent.table().as_ref();
         let key = self.input.conversation.clone();
         if let Some(parsed) = self.agent.chat_tools.parse(&call.name, &call.input) {
             return match parsed {
-                Err(message) => Ok((message, true)),
+                Err(message) => {
+                    note.state = ToolState::Refused;
+                    Ok((message, true))
+                }
                 Ok(ChatToolCall::SetActiveRecord(id)) => {
                     let focus = id.clone();
                     self.conv = conversation::update(table, &key, &self.input.channel, |m| {
@@ -93,6 +111,7 @@ impl ModelRun<'_> {
             };
         }
         let Some(tool) = self.agent.registry().get(&call.name) else {
+            note.state = ToolState::Refused;
             return Ok((
                 format!(
                     "Unknown tool {}. Use only the tools you were given.",
@@ -106,6 +125,7 @@ impl ModelRun<'_> {
             Ok(id) => id,
             Err(e) => {
                 tracing::error!(error = %e, id = %call.id, "model sent an unusable tool_use id");
+                note.state = ToolState::Refused;
                 return Ok((
                     "Internal error: this call has an unusable id; call the tool again.".into(),
                     true,
@@ -118,7 +138,8 @@ impl ModelRun<'_> {
             conversation: key.clone(),
             turn: self.turn,
         };
-        let outcome = match gate::run(
+        note.effect = Some(tool_use.to_string());
+        let (outcome, passage) = match gate::run_noting(
             self.agent.registry(),
             ctx,
             &surface,
@@ -128,11 +149,15 @@ impl ModelRun<'_> {
         .await
         {
             Ok(ran) => ran?,
-            Err(unknown) => GateOutcome::Ran(ToolOutcome::error(
-                crate::ToolErrorKind::InvalidArguments,
-                format!("Unknown tool {}.", unknown.name),
-            )),
+            Err(unknown) => (
+                GateOutcome::Ran(ToolOutcome::error(
+                    crate::ToolErrorKind::InvalidArguments,
+                    format!("Unknown tool {}.", unknown.name),
+                )),
+                Passage::Refused,
+            ),
         };
+        note.state = passage.into();
         if focuses
             && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
             && let Some(id) = result
@@ -151,19 +176,31 @@ impl ModelRun<'_> {
     }
 }
 
-pub(super) fn tools_row(blocks: Vec<ContentBlock>) -> ModelRow {
+pub(super) fn tools_row((blocks, notes): (Vec<ContentBlock>, Vec<ToolNote>)) -> ModelRow {
     ModelRow {
         message: Message::user(blocks),
         source: RowSource::Tools,
         stop_reason: None,
+        note: Some(StepNote::Tools(notes)),
     }
 }
 
 /// A result for each call saying it was not run, and why.
-pub(super) fn not_run(uses: &[ToolUseBlock], why: &str) -> Vec<ContentBlock> {
-    uses.iter()
+pub(super) fn not_run(uses: &[ToolUseBlock], why: &str) -> (Vec<ContentBlock>, Vec<ToolNote>) {
+    let notes = uses
+        .iter()
+        .take(TOOL_NOTES_PER_ROUND_MAX)
+        .map(|u| ToolNote {
+            id: u.id.clone(),
+            state: ToolState::NotRun,
+            effect: None,
+        })
+        .collect();
+    let blocks = uses
+        .iter()
         .map(|u| ContentBlock::tool_result(&u.id, why, true))
-        .collect()
+        .collect();
+    (blocks, notes)
 }
 
 /// Trims a round's results so the stored row stays under [`TOOL_ROUND_BYTES_MAX`]: each

@@ -12,9 +12,11 @@ use axum::extract::State;
 use axum::routing::get;
 use maud::{Markup, html};
 use steward_channels::web::WEB_TEXT_CHARS_MAX;
+use steward_harness::ConversationKey;
 
 use crate::chat_api::MESSAGES_PATH;
 use crate::layout;
+use crate::paths::turns_path;
 use crate::signed_in::SignedIn;
 use crate::state::WebState;
 
@@ -36,6 +38,11 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
         // The script reads the session's CSRF token from here for its X-CSRF-Token header.
         meta name="csrf-token" content=(signed_in.session.csrf.expose());
         h1 { "Chat" }
+        p.inspect-link {
+            a href=(turns_path(&ConversationKey::web(signed_in.user()).to_string())) {
+                "See what the assistant did on each turn"
+            }
+        }
         @if no_model(label) {
             p.notice.model-label { "No model is plugged in: the chat will answer only that. \
                                    Set ANTHROPIC_API_KEY and restart Steward to chat for real." }

@@ -12,4 +12,5 @@ mod events_ui;
 mod forms_gate;
 mod oidc;
 mod public;
+mod turns;
 mod usage;

@@ -24,6 +24,7 @@ use steward_harness::{ActionId, Actor, Ctx, ServiceError, TimeZoneName, accounts
 use super::local_time;
 use crate::csrf;
 use crate::layout;
+use crate::paths::turns_path;
 use crate::signed_in::SignedIn;
 use crate::state::WebState;
 use crate::ui::event::confirm::{self, Action, Gated};
@@ -141,7 +142,13 @@ fn trail(
                                         }
                                     }
                                 }
-                                td { (who(request.actor)) }
+                                td {
+                                    (who(request.actor))
+                                    @if let Some(conv) = request.commits.iter().find_map(|c| c.effect.as_ref()).map(|e| e.conversation.to_string()) {
+                                        br;
+                                        a href=(turns_path(&conv)) { "See the turns" }
+                                    }
+                                }
                                 td { (local_time(request.at_ms(), tz)) }
                                 td {
                                     @if request.is_undone() {

@@ -1,6 +1,7 @@
 //! The account pages: [`settings`] (name and time zone), [`activity`] (the audit trail with
 //! undo), [`linking`] (connect a phone with a one-time code), [`tokens`] (MCP access
-//! tokens), [`usage`] (the month's model use against the budget) and [`approvals`] (held requests of MCP clients, approved or declined here). Each calls the same harness service functions as the chat tools and operator
+//! tokens), [`usage`] (the month's model use against the budget), [`turns`] (the turn inspector of
+//! the person's own conversations) and [`approvals`] (held requests of MCP clients, approved or declined here). Each calls the same harness service functions as the chat tools and operator
 //! commands.
 
 pub mod activity;
@@ -8,6 +9,7 @@ pub mod approvals;
 pub mod linking;
 pub mod settings;
 pub mod tokens;
+pub mod turns;
 pub mod usage;
 
 use axum::Router;
@@ -24,6 +26,7 @@ pub(super) fn routes() -> Router<WebState> {
         .merge(tokens::routes())
         .merge(approvals::routes())
         .merge(usage::routes())
+        .merge(turns::routes())
 }
 
 /// An instant (epoch milliseconds) as `2026-06-01 11:00` in `tz`; the raw UTC time when the
