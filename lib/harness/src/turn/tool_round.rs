@@ -24,6 +24,7 @@ impl ModelRun<'_> {
         let mut out = Vec::with_capacity(uses.len());
         for call in uses {
             let (text, is_error) = self.run_one(call).await?;
+            self.tally.tool_result(is_error);
             out.push(ContentBlock::tool_result(&call.id, text, is_error));
         }
         Ok(fit_round(out))
@@ -133,6 +134,9 @@ impl ModelRun<'_> {
                 format!("Unknown tool {}.", unknown.name),
             )),
         };
+        if matches!(outcome, GateOutcome::Held { .. }) {
+            self.tally.held();
+        }
         if focuses
             && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
             && let Some(id) = result
