@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::ExtensionRejection;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -307,12 +308,12 @@ fn is_local(peer: SocketAddr, uri: &Uri, headers: &HeaderMap) -> bool {
 
 async fn scrape(
     State(recorder): State<Arc<PrometheusRecorder>>,
-    peer: Option<ConnectInfo<SocketAddr>>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
     // No peer address (a router served without connect info) is refused like a stranger.
-    let Some(ConnectInfo(peer)) = peer else {
+    let Ok(ConnectInfo(peer)) = peer else {
         return StatusCode::NOT_FOUND.into_response();
     };
     if !is_local(peer, &uri, &headers) {
