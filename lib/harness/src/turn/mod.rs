@@ -357,7 +357,8 @@ impl Agent {
                 notice,
                 attachment,
                 outbox,
-                (turn, capped),
+                turn,
+                capped,
                 conversation,
                 action,
                 &tally,
@@ -380,7 +381,8 @@ impl Agent {
         notice: Option<&str>,
         attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
-        (turn, capped): (u64, bool),
+        turn: u64,
+        capped: bool,
         conv: Conversation,
         action: ActionId,
         tally: &TurnTally,
@@ -411,15 +413,7 @@ impl Agent {
             },
             None => {
                 let (draft, media_notice) = self
-                    .decide(
-                        input,
-                        attachment,
-                        outbox,
-                        (turn, capped),
-                        conv,
-                        action,
-                        tally,
-                    )
+                    .decide(input, attachment, outbox, turn, capped, conv, action, tally)
                     .await?;
                 let notice = notice.or(media_notice);
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
@@ -481,7 +475,8 @@ impl Agent {
         input: &TurnInput,
         attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
-        (turn, capped): (u64, bool),
+        turn: u64,
+        capped: bool,
         conv: Conversation,
         action: ActionId,
         tally: &TurnTally,
