@@ -23,7 +23,9 @@ npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error >&2
 . infra/serve.sh
 trap serve_stop EXIT
 serve_build
+# A default budget, so the Usage page has a limit and what is left of it to show.
 serve_start STEWARD_MODEL_PROVIDER="scripted:$(pwd)/tests/browser/chat-script.json" \
+  STEWARD_BUDGET_USD=20 STEWARD_BUDGET_TOKENS=1000000 \
   RUST_LOG=warn,steward=info
 
 export STEWARD_URL="$serve_url"

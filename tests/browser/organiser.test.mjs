@@ -1,8 +1,9 @@
 // The organiser's path through the web UI and a visitor's through the public page, in Debian's
 // chromium: sign in, create an event, add rooms and sessions, build the timetable, publish,
-// register on the public page (once with a hostile name), see the attendees, undo, and chat with
-// the scripted model including a button click, then open the turn inspector from the chat. Screenshots of each main page, and an
-// accessibility check (axe-core, WCAG 2.1 AA) of every page visited.
+// register on the public page (once with a hostile name), see the attendees, undo, chat with
+// the scripted model including a button click, open the turn inspector from the chat, and read
+// the chat's usage. Screenshots of each main page, and an accessibility check (axe-core, WCAG 2.1
+// AA) of every page visited.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, checkA11y, launch, newPage, shot, signIn } from './support.mjs';
@@ -309,6 +310,28 @@ test('the turn inspector, opened from the chat by keyboard: model calls, tool ca
   await page.goto(`${BASE}/app/activity`);
   await page.getByRole('link', { name: 'See the turns' }).first().click();
   await page.getByRole('heading', { name: 'Turns', level: 1 }).waitFor();
+  assert.deepEqual(page.errors, []);
+});
+
+// The three scripted model calls above report their tokens (chat-script.json: uncached input
+// 1,440, cache writes 3,100, cache reads 8,500, output 180), and infra/browser-tests.sh gives
+// every user a default budget of $20 and 1,000,000 tokens a month.
+test('the usage page shows the tokens, cache share, estimated cost and budget left of the chat', async () => {
+  await page.goto(`${BASE}/app/usage`);
+  await page.getByRole('heading', { name: 'Usage' }).waitFor();
+  const cell = (header) => page.locator('tr', { has: page.locator('th', { hasText: new RegExp(`^${header}$`) }) }).locator('td');
+  assert.equal((await cell('Model calls').textContent()).trim(), '3');
+  assert.equal((await cell('Tokens').textContent()).trim(), '13220');
+  // 8,500 of 13,040 input tokens were read from the cache: 65 %, in whole percent.
+  assert.equal((await cell('Read from the prompt cache').textContent()).trim(), '65 % of input');
+  // Sonnet's list price: 1,440 × $3 + 3,100 × $3.75 + 8,500 × $0.30 + 180 × $15 per million
+  // tokens = $0.021195, rounded up to the cent.
+  assert.equal((await cell('Estimated cost').textContent()).trim(), '$0.03');
+  assert.equal((await cell('Monthly limit').textContent()).trim(), '$20.00 a month, and 1000000 tokens a month');
+  assert.equal((await cell('Left').textContent()).trim(), '986780 tokens, $19.98 left');
+  await page.getByText(/The limit resets on/).waitFor();
+  await shot(page, '07e-usage');
+  await checkA11y(page, 'usage');
   assert.deepEqual(page.errors, []);
 });
 

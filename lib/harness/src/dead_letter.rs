@@ -59,6 +59,7 @@ pub async fn apologise(
     error: &str,
 ) -> Result<Apology, TurnError> {
     let message_id = message.provider_message_id.as_str();
+    crate::metrics::dead_letter(message.channel.short_name());
     let parts = match Parts::of(message) {
         Ok(parts) => parts,
         Err(e) => {

@@ -16,6 +16,10 @@
 //! * `{"tool": "<name>", "input": {…}}` — one tool call (`input` defaults to `{}`).
 //! * `{"tools": [{"tool": …, "input": …}, …]}` — several tool calls in one response.
 //!
+//! Any step may add `"usage": {"input_tokens": …, "output_tokens": …,
+//! "cache_read_input_tokens": …, "cache_creation_input_tokens": …}` (the Messages API's
+//! names): the token counts its response reports; without it they are 0.
+//!
 //! The whole file is checked when it is loaded; a problem is reported naming the step
 //! (counting from 1). Each call takes the next step, whichever conversation asks, and tool-call
 //! ids are made fresh per call (as a real model's are), so a restarted server replaying the
@@ -33,7 +37,7 @@ use serde_json::{Map, Value};
 
 use crate::client::LlmClient;
 use crate::error::LlmError;
-use crate::wire::{ContentBlock, CreateRequest, CreateResponse, StopReason};
+use crate::wire::{ContentBlock, CreateRequest, CreateResponse, StopReason, Usage};
 
 /// Largest script file read, in bytes: scripts are written by hand; anything bigger is
 /// almost certainly the wrong file, and reading it whole at start-up should stay cheap.
@@ -109,14 +113,27 @@ pub fn parse_script(json: &str) -> Result<Vec<CreateResponse>, ReplayError> {
         .collect()
 }
 
-fn parse_step(value: Value) -> Result<CreateResponse, String> {
-    if !value.is_object() {
+fn parse_step(mut value: Value) -> Result<CreateResponse, String> {
+    let Some(object) = value.as_object_mut() else {
         return Err(
             "a step is an object: {\"text\": …}, {\"tool\": …, \"input\": {…}} or {\"tools\": […]}"
                 .to_owned(),
         );
-    }
+    };
+    // The token counts the step reports (all 0 without), so usage pages and metrics have
+    // numbers to show in demos and browser tests.
+    let usage = match object.remove("usage") {
+        None => Usage::default(),
+        Some(u) => serde_json::from_value(u).map_err(|e| format!("\"usage\": {e}"))?,
+    };
     let raw: RawStep = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let mut response = response_of(raw)?;
+    response.usage = usage;
+    Ok(response)
+}
+
+/// The response a step (without its usage) answers with.
+fn response_of(raw: RawStep) -> Result<CreateResponse, String> {
     match raw {
         RawStep {
             text: Some(text),
@@ -308,6 +325,25 @@ mod tests {
         );
         assert_eq!(steps[2].stop_reason, Some(StopReason::EndTurn));
         assert_eq!(text_of(&steps[2].content), "Done.");
+    }
+
+    #[test]
+    fn a_step_may_report_its_token_usage() {
+        let steps = parse_script(
+            r#"[
+                {"text": "Hi.", "usage": {"input_tokens": 12, "output_tokens": 3, "cache_read_input_tokens": 400}},
+                {"text": "Bye."}
+            ]"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(steps[0].usage.input_tokens, 12);
+        assert_eq!(steps[0].usage.output_tokens, 3);
+        assert_eq!(steps[0].usage.cache_read_input_tokens, 400);
+        assert_eq!(steps[0].usage.cache_creation_input_tokens, 0);
+        assert_eq!(steps[1].usage, Usage::default());
+        let (step, problem) = step_error(r#"[{"text": "ok", "usage": {"input_tokens": -1}}]"#);
+        assert_eq!(step, 1);
+        assert!(problem.contains("\"usage\""), "{problem}");
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod deployed_smoke;
 mod eval;
 mod operator;
 mod serve;
+mod serve_metrics;
 mod smoke;
 mod turns;
 

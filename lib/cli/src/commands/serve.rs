@@ -1,6 +1,7 @@
 //! `steward serve`: the whole product in one process on the embedded store — the web UI, the
-//! web chat API, the public pages, the webhooks, MCP and `/healthz` on one address, with the
-//! durable in-process turn queue and the agent worker behind them.
+//! web chat API, the public pages, the webhooks, MCP, `/healthz` and `/metrics` (loopback
+//! only, see [`super::serve_metrics`]) on one address, with the durable in-process turn queue
+//! and the agent worker behind them.
 //!
 //! Shutdown (Ctrl-C or SIGTERM): stop accepting requests, let in-flight requests and turns
 //! finish for up to [`SHUTDOWN_GRACE`]; a turn still running then is cut off and, because its
@@ -26,6 +27,7 @@ use steward_webhook as webhooks;
 use steward_worker::model::{self, ModelProvider};
 use steward_worker::wiring;
 
+use super::serve_metrics::{self, METRICS_PATH, PrometheusRecorder};
 use crate::{Cli, db_path};
 
 /// Where `steward serve` listens.
@@ -73,6 +75,11 @@ const BLOB_MAX_AGE: Duration = Duration::from_secs(BLOB_RETENTION_DAYS * 24 * 60
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn serve(cli: &Cli) -> Result<()> {
+    // Before anything can count: this process's metrics go to `/metrics`, not to stdout.
+    let metrics = Arc::new(PrometheusRecorder::new());
+    if !steward_harness::metrics::install(Arc::clone(&metrics) as _) {
+        tracing::warn!("a metrics recorder was already installed; /metrics stays empty");
+    }
     let env = Settings::from_process_env();
     let addr_text = env.get(ENV_ADDR).unwrap_or_else(|| DEFAULT_ADDR.to_owned());
     let addr: SocketAddr = addr_text.parse().with_context(|| {
@@ -159,6 +166,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
             mcp_config.with_notices(Arc::clone(&turn_queue)),
         ))
         .merge(health::routes())
+        .merge(serve_metrics::routes(metrics))
         .layer(request_log::layer());
 
     println!("Steward is running at http://{bound}/");
@@ -173,6 +181,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
         "  retention: {} days ({ENV_RETENTION_DAYS})",
         retention.days()
     );
+    println!("  metrics: http://{bound}{METRICS_PATH} (answered on loopback only)");
 
     axum::serve(
         listener,

@@ -45,6 +45,7 @@ use crate::conversation::{self, Claim, Conversation};
 pub use crate::error::TurnError;
 use crate::ids::{ActionId, ChannelName, ConversationKey, UserId};
 use crate::limits::{COMPACTION_CHARS_DEFAULT, MESSAGES_PER_HOUR_MAX, MODEL_CALLS_PER_TURN_MAX};
+use crate::metrics::{self, TurnEnd, TurnTally};
 use crate::prompt::FrozenPrefix;
 use crate::shaping::{ShapedReply, shape_reply};
 use crate::transcript::{self, SeenRow};
@@ -326,6 +327,7 @@ impl Agent {
         attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
     ) -> Result<TurnOutcome, TurnError> {
+        let tally = TurnTally::start();
         let now = self.clock.now_millis();
         let claim = conversation::claim(
             self.table.as_ref(),
@@ -349,18 +351,27 @@ impl Agent {
             return Ok(TurnOutcome::Duplicate);
         };
         let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
-        self.run(
-            input,
-            notice,
-            attachment,
-            outbox,
-            turn,
-            capped,
-            conversation,
-            action,
-        )
-        .instrument(span)
-        .await
+        let result = self
+            .run(
+                input,
+                notice,
+                attachment,
+                outbox,
+                turn,
+                capped,
+                conversation,
+                action,
+                &tally,
+            )
+            .instrument(span)
+            .await;
+        let end = if result.is_ok() {
+            TurnEnd::Replied
+        } else {
+            TurnEnd::Failed
+        };
+        metrics::turn(&tally.finish(&input.channel, &input.conversation, turn, end));
+        result
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -374,6 +385,7 @@ impl Agent {
         capped: bool,
         conv: Conversation,
         action: ActionId,
+        tally: &TurnTally,
     ) -> Result<TurnOutcome, TurnError> {
         let table = self.table.as_ref();
         let key = &input.conversation;
@@ -401,7 +413,7 @@ impl Agent {
             },
             None => {
                 let (draft, media_notice) = self
-                    .decide(input, attachment, outbox, turn, capped, conv, action)
+                    .decide(input, attachment, outbox, turn, capped, conv, action, tally)
                     .await?;
                 let notice = notice.or(media_notice);
                 let reacted = transcript::get_seen(table, key, turn, transcript::SEEN_REACTION)
@@ -467,6 +479,7 @@ impl Agent {
         capped: bool,
         conv: Conversation,
         action: ActionId,
+        tally: &TurnTally,
     ) -> Result<(Draft, Option<&'static str>), TurnError> {
         if capped {
             tracing::warn!("hourly message cap reached; answered without the model");
@@ -512,6 +525,7 @@ impl Agent {
             compacted_for_length: false,
             attachment,
             media_notice: None,
+            tally,
         };
         let draft = run.go().await?;
         let media_notice = run.media_notice;

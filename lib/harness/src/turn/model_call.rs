@@ -141,6 +141,7 @@ pub(super) struct TurnNotes<'a> {
     pub(super) model: &'a dyn LlmClient,
     pub(super) user: &'a UserId,
     pub(super) turn: u64,
+    pub(super) tally: &'a crate::metrics::TurnTally,
 }
 
 #[async_trait]
@@ -165,12 +166,14 @@ impl NotesModel for TurnNotes<'_> {
             )
             .await
             .map_err(|e| {
-                crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
+                self.tally
+                    .model_failed(crate::metrics::ModelFailureKind::of(&e), true);
                 match e {
                     LlmError::ContextWindowExceeded { message } => NotesError::TooLong(message),
                     e => NotesError::Failed(e.to_string()),
                 }
             })?;
+        self.tally.model_answered(&resp.usage);
         self.agent
             .record_usage(self.user, &conv.key, self.turn, &resp)
             .await;

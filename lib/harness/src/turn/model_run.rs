@@ -42,6 +42,7 @@ impl ModelRun<'_> {
                     model: self.model.as_ref(),
                     user: &self.input.user,
                     turn: self.turn,
+                    tally: self.tally,
                 };
                 match compaction::compact(
                     &notes,
@@ -218,6 +219,7 @@ impl ModelRun<'_> {
         };
         match result {
             Ok(resp) => {
+                self.tally.model_answered(&resp.usage);
                 self.agent
                     .record_usage(&self.input.user, &self.input.conversation, self.turn, &resp)
                     .await;
@@ -240,7 +242,8 @@ impl ModelRun<'_> {
                     tracing::warn!(error = %e, "could not release the budget's reservation");
                 }
                 tracing::warn!(error = %e, "model call failed");
-                crate::metrics::model_failure(crate::metrics::ModelFailureKind::of(&e));
+                self.tally
+                    .model_failed(crate::metrics::ModelFailureKind::of(&e), true);
                 Ok(harness_row(failure_text(&e)))
             }
         }
@@ -264,6 +267,7 @@ impl ModelRun<'_> {
             model: self.model.as_ref(),
             user: &self.input.user,
             turn: self.turn,
+            tally: self.tally,
         };
         let table = self.agent.table().as_ref();
         let now = self.agent.clock().now_millis();
@@ -332,7 +336,9 @@ impl ModelRun<'_> {
                 NextStep::Continue => {}
                 NextStep::Refused => {
                     tracing::info!("the model refused");
-                    crate::metrics::model_failure(crate::metrics::ModelFailureKind::Refused);
+                    // The refusal is an answer, counted when it came.
+                    self.tally
+                        .model_failed(crate::metrics::ModelFailureKind::Refused, false);
                     return self.finish_with(step, REFUSED).await;
                 }
                 NextStep::CutOff { uses, partial } => {

@@ -36,4 +36,6 @@ pub(super) struct ModelRun<'a> {
     /// The line put before the reply when the attachment could not be read (the caption went
     /// on without it).
     pub(super) media_notice: Option<&'static str>,
+    /// The turn's counts, read once at its end ([`crate::metrics`]).
+    pub(super) tally: &'a crate::metrics::TurnTally,
 }

@@ -33,6 +33,7 @@ impl ModelRun<'_> {
                 effect: None,
             };
             let (text, is_error) = self.run_one(call, &mut note).await?;
+            self.tally.tool_result(is_error);
             out.push(ContentBlock::tool_result(&call.id, text, is_error));
             notes.push(note);
         }
@@ -158,6 +159,9 @@ impl ModelRun<'_> {
             ),
         };
         note.state = passage.into();
+        if matches!(outcome, GateOutcome::Held { .. }) {
+            self.tally.held();
+        }
         if focuses
             && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
             && let Some(id) = result
