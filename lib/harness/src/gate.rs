@@ -40,6 +40,7 @@ use crate::keys;
 use crate::limits::{CONFIRMATION_TTL_SECS, PENDING_APPROVALS_MAX};
 use crate::outcome::{ToolErrorKind, ToolOutcome};
 use crate::registry::{Registry, UnknownTool};
+use crate::telemetry::{self, ToolCallOutcome};
 use crate::tool::{Decision, ToolDef};
 
 /// Where a call comes from, with what counts as the person's confirmation there.
@@ -432,6 +433,7 @@ pub async fn run(
     let args = match tool.validate(args) {
         Ok(args) => args,
         Err(msg) => {
+            telemetry::record_tool_outcome(ToolCallOutcome::Refused);
             return Ok(Ok(GateOutcome::Ran(ToolOutcome::error(
                 ToolErrorKind::InvalidArguments,
                 msg,
@@ -473,10 +475,15 @@ async fn run_validated(
             .map_err(service_to_store)?
             .is_some()
     {
+        telemetry::record_tool_outcome(ToolCallOutcome::Ran);
         return Ok(GateOutcome::Ran(call(ctx, args).await));
     }
     Ok(match admit(tool, &ctx, surface, name, &args).await? {
         Admission::Run { ctx, consume } => {
+            telemetry::record_tool_outcome(match consume {
+                Some(_) => ToolCallOutcome::Confirmed,
+                None => ToolCallOutcome::Ran,
+            });
             let table = ctx.table().clone();
             let outcome = call(*ctx, args).await;
             if let Some(consume) = consume
@@ -488,15 +495,19 @@ async fn run_validated(
             GateOutcome::Ran(outcome)
         }
         Admission::Refused { message } => {
+            telemetry::record_tool_outcome(ToolCallOutcome::Refused);
             GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, message))
         }
         Admission::Held {
             message,
             confirmation,
-        } => GateOutcome::Held {
-            message,
-            confirmation,
-        },
+        } => {
+            telemetry::record_tool_outcome(ToolCallOutcome::Held);
+            GateOutcome::Held {
+                message,
+                confirmation,
+            }
+        }
     })
 }
 

@@ -12,8 +12,10 @@ use crate::conversation;
 use crate::gate::{self, GateOutcome, Surface};
 use crate::ids::{EffectKey, ToolUseId};
 use crate::limits::TOOL_ROUND_BYTES_MAX;
+use crate::telemetry::{self, ToolCallOutcome};
 use crate::transcript::{self, ModelRow, RowSource, SeenRow};
 use crate::{ToolOutcome, ToolResult};
+use tracing::Instrument;
 
 impl ModelRun<'_> {
     /// Runs one round of tool calls in order and returns their result blocks.
@@ -23,7 +25,24 @@ impl ModelRun<'_> {
     ) -> Result<Vec<ContentBlock>, TurnError> {
         let mut out = Vec::with_capacity(uses.len());
         for call in uses {
-            let (text, is_error) = self.run_one(call).await?;
+            let known = self.agent.registry().get(&call.name).is_some()
+                || self
+                    .agent
+                    .chat_tools
+                    .parse(&call.name, &Value::Null)
+                    .is_some();
+            let span = telemetry::tool_span(
+                telemetry::tool_name_or_unknown(&call.name, known),
+                ToolUseId::parse(&call.id)
+                    .ok()
+                    .as_ref()
+                    .map(ToolUseId::as_str),
+            );
+            let ran = self.run_one(call).instrument(span.clone()).await;
+            if ran.is_err() {
+                telemetry::record_tool_failure(&span);
+            }
+            let (text, is_error) = ran?;
             out.push(ContentBlock::tool_result(&call.id, text, is_error));
         }
         Ok(fit_round(out))
@@ -33,6 +52,10 @@ impl ModelRun<'_> {
         let table = self.agent.table().as_ref();
         let key = self.input.conversation.clone();
         if let Some(parsed) = self.agent.chat_tools.parse(&call.name, &call.input) {
+            telemetry::record_tool_outcome(match parsed {
+                Err(_) => ToolCallOutcome::Refused,
+                Ok(_) => ToolCallOutcome::Ran,
+            });
             return match parsed {
                 Err(message) => Ok((message, true)),
                 Ok(ChatToolCall::SetActiveRecord(id)) => {
@@ -93,6 +116,7 @@ impl ModelRun<'_> {
             };
         }
         let Some(tool) = self.agent.registry().get(&call.name) else {
+            telemetry::record_tool_outcome(ToolCallOutcome::Refused);
             return Ok((
                 format!(
                     "Unknown tool {}. Use only the tools you were given.",
@@ -105,6 +129,7 @@ impl ModelRun<'_> {
         let tool_use = match ToolUseId::parse(&call.id) {
             Ok(id) => id,
             Err(e) => {
+                telemetry::record_tool_outcome(ToolCallOutcome::Refused);
                 tracing::error!(error = %e, id = %call.id, "model sent an unusable tool_use id");
                 return Ok((
                     "Internal error: this call has an unusable id; call the tool again.".into(),
@@ -133,6 +158,9 @@ impl ModelRun<'_> {
                 format!("Unknown tool {}.", unknown.name),
             )),
         };
+        if let GateOutcome::Ran(ran) = &outcome {
+            telemetry::record_tool_result(&tracing::Span::current(), ran);
+        }
         if focuses
             && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome
             && let Some(id) = result
