@@ -250,3 +250,28 @@ async fn a_collector_that_is_down_fails_the_export_and_skips_the_next_flush() {
     assert!(telemetry.is_exporting());
     telemetry.flush().await;
 }
+
+/// The process set-up itself: with no endpoint in the environment, `init` installs the log
+/// formatter alone (spans get no OpenTelemetry context) and hands back an "off" handle.
+#[test]
+fn init_without_an_endpoint_installs_no_opentelemetry_layer() {
+    if std::env::var_os(ENV_ENDPOINT).is_some() || std::env::var_os(ENV_TRACES_ENDPOINT).is_some() {
+        return;
+    }
+    let telemetry = init(LogFormat::Terminal, "off", "steward-test").unwrap();
+    assert!(!telemetry.is_exporting());
+    tracing::dispatcher::get_default(|dispatch| {
+        assert!(
+            dispatch
+                .downcast_ref::<tracing_opentelemetry::OpenTelemetryLayer<
+                    Registry,
+                    opentelemetry_sdk::trace::SdkTracer,
+                >>()
+                .is_none()
+        );
+    });
+    let span = tracing::info_span!("turn");
+    let _entered = span.enter();
+    assert!(!span.context().span().span_context().is_valid());
+    assert!(current_trace_context().is_empty());
+}
