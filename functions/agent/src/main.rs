@@ -33,7 +33,9 @@ const FUNCTION: &str = "agent";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    config::init_tracing();
+    // Log lines, and span export when an OTLP endpoint is set (flushed before each
+    // invocation returns).
+    let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &AGENT_SECRETS).await);
@@ -68,8 +70,13 @@ async fn main() -> anyhow::Result<()> {
     let worker = Arc::new(worker.with_visibility(Arc::new(queue)));
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let worker = Arc::clone(&worker);
+        let telemetry = telemetry.clone();
         let deadline = lambda_deadline(event.context.deadline);
-        async move { Ok::<_, Infallible>(worker.handle_batch(event.payload, Some(deadline)).await) }
+        async move {
+            let failures = worker.handle_batch(event.payload, Some(deadline)).await;
+            telemetry.flush().await;
+            Ok::<_, Infallible>(failures)
+        }
     }))
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))

@@ -20,7 +20,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_PUBLIC_URL, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::request_log;
 use steward_edge::startup::or_refuse;
+use steward_edge::telemetry::FlushAfter;
 use steward_events::EventsConfig;
 use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_mcp::needs::check_mcp_config;
@@ -32,7 +34,9 @@ use steward_store::{DynamoTable, SqsQueue, SystemClock};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    config::init_tracing();
+    // Log lines, and span export when an OTLP endpoint is set (flushed before each
+    // invocation returns).
+    let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &[ENV_MCP_STATE_KEY]).await);
@@ -63,7 +67,7 @@ async fn main() -> anyhow::Result<()> {
         EventsConfig::with_public_base_url(settings.get(ENV_PUBLIC_URL).unwrap_or_default());
     let registry = Arc::new(steward_events::registry(&events));
     let app = mcp::routes(registry, Arc::new(table), Arc::new(SystemClock), mcp_config);
-    lambda_http::run(app)
+    lambda_http::run(FlushAfter::new(app.layer(request_log::layer()), telemetry))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("the Lambda runtime stopped")

@@ -17,7 +17,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use steward_edge::config::ConfigError;
 use steward_edge::config::{self, ENV_QUEUE_URL, ENV_TABLE, Settings};
+use steward_edge::request_log;
 use steward_edge::startup::or_refuse;
+use steward_edge::telemetry::FlushAfter;
 use steward_harness::retention::{self, ENV_RETENTION_DAYS};
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 use steward_webapp::config as web;
@@ -29,7 +31,9 @@ const FUNCTION: &str = "web";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    config::init_tracing();
+    // Log lines, and span export when an OTLP endpoint is set (flushed before each
+    // invocation returns).
+    let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &web::WEB_SECRETS).await);
@@ -54,8 +58,11 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(queue),
         web_config,
     );
-    lambda_http::run(app::routes(state))
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .context("the Lambda runtime stopped")
+    lambda_http::run(FlushAfter::new(
+        app::routes(state).layer(request_log::layer()),
+        telemetry,
+    ))
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))
+    .context("the Lambda runtime stopped")
 }

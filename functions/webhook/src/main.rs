@@ -14,7 +14,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use steward_edge::config::{self, ENV_QUEUE_URL, Settings};
 use steward_edge::health;
+use steward_edge::request_log;
 use steward_edge::startup::or_refuse;
+use steward_edge::telemetry::FlushAfter;
 use steward_store::SqsQueue;
 use steward_webhook::{self as webhooks, WEBHOOK_SECRETS, check_webhook_config};
 
@@ -23,7 +25,9 @@ const FUNCTION: &str = "webhook";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    config::init_tracing();
+    // Log lines, and span export when an OTLP endpoint is set (flushed before each
+    // invocation returns).
+    let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
     // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
     let sdk = steward_store::aws::load_sdk_config().await;
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &WEBHOOK_SECRETS).await);
@@ -37,7 +41,8 @@ async fn main() -> anyhow::Result<()> {
         webhooks::webhook_state(&settings, Arc::new(queue)),
     );
     let app = webhooks::routes(state).merge(health::routes());
-    lambda_http::run(app)
+    // Each request's span is the root of its message's trace (exported only when tracing is on).
+    lambda_http::run(FlushAfter::new(app.layer(request_log::layer()), telemetry))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("the Lambda runtime stopped")

@@ -222,14 +222,16 @@ pub enum TokenCommand {
     },
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info` for Steward, `warn` otherwise).
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,steward=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+/// Logs to stderr, filtered by `RUST_LOG` (default `info` for Steward, `warn` otherwise), and
+/// exports spans when an OTLP endpoint is set — the same set-up as the Lambdas
+/// (`steward_edge::telemetry`). Keep the handle and shut it down on exit.
+pub fn init_tracing() -> anyhow::Result<steward_edge::telemetry::Telemetry> {
+    steward_edge::telemetry::init(
+        steward_edge::telemetry::LogFormat::Terminal,
+        "warn,steward=info",
+        "steward",
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Where a command's store lives.

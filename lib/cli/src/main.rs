@@ -5,12 +5,20 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    steward::init_tracing();
-    match steward::run(steward::Cli::parse()).await {
+    let telemetry = match steward::init_tracing() {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("steward: {e:#}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let code = match steward::run(steward::Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("steward: {e:#}");
             std::process::ExitCode::FAILURE
         }
-    }
+    };
+    telemetry.shutdown().await;
+    code
 }

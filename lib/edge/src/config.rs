@@ -159,16 +159,17 @@ impl Settings {
     }
 }
 
-/// Starts JSON logging to stdout (CloudWatch), filtered by `RUST_LOG` (default `info`).
-/// Calling it twice keeps the first subscriber.
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .without_time()
-        .try_init();
+/// Starts JSON logging to stdout (CloudWatch), filtered by `RUST_LOG` (default `info`), and
+/// span export when an OTLP endpoint is set ([`crate::telemetry`]); `function` names the
+/// Lambda (`service.name` `steward-<function>` unless `OTEL_SERVICE_NAME` is set). Calling it
+/// twice keeps the first set-up. An unusable `OTEL_*` setting is refused with its name.
+pub fn init_tracing(function: &str) -> Result<crate::telemetry::Telemetry, ConfigError> {
+    crate::telemetry::init(
+        crate::telemetry::LogFormat::LambdaJson,
+        "info",
+        &format!("steward-{function}"),
+    )
+    .map_err(ConfigError::unusable)
 }
 
 #[cfg(test)]

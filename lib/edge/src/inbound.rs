@@ -1,18 +1,21 @@
 //! The one encoding of an inbound message on the turn queue: group = the conversation key,
 //! dedupe id = the provider's message id, body = the message as JSON. The webhooks and the web
-//! chat API enqueue with [`enqueue`]; the worker reads bodies back with [`decode`].
+//! chat API enqueue with [`enqueue`] (carrying the trace context); the worker reads bodies back
+//! with [`decode`].
 
 use steward_channels::InboundMessage;
 use steward_store::{QueueError, TurnQueue};
 
-/// Enqueues one message: group = conversation key, dedupe id = the provider's message id.
+/// Enqueues one message: group = conversation key, dedupe id = the provider's message id,
+/// with the trace context of the current span (the request's), so the turn continues its trace.
 pub async fn enqueue(queue: &dyn TurnQueue, message: &InboundMessage) -> Result<(), QueueError> {
     let body = serde_json::to_string(message).map_err(|e| QueueError::Invalid(e.to_string()))?;
     queue
-        .enqueue(
+        .enqueue_traced(
             &message.conversation_key(),
             &message.provider_message_id,
             &body,
+            &crate::telemetry::current_trace_context(),
         )
         .await
 }

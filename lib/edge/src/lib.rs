@@ -9,6 +9,9 @@
 //!   allow-list (the web app and `/mcp`) and the "straight from loopback" test.
 //! * [`rate_limit`]: token buckets per caller; [`client_address`]: where a request came from.
 //! * [`health`]: `GET /healthz`; [`paths`]: paths one surface links to on another.
+//! * [`telemetry`]: the one tracing set-up (log lines, and OpenTelemetry export when an OTLP
+//!   endpoint is set), the flush before a Lambda invocation returns, and the W3C trace context
+//!   a queued message carries.
 //! * [`inbound`]: the one encoding of an inbound message on the turn queue (webhooks and the
 //!   web chat API enqueue with it, the worker reads it).
 //!
@@ -26,3 +29,4 @@ pub mod request_log;
 pub mod secrets;
 pub mod security;
 pub mod startup;
+pub mod telemetry;

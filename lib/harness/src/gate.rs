@@ -40,6 +40,7 @@ use crate::keys;
 use crate::limits::{CONFIRMATION_TTL_SECS, PENDING_APPROVALS_MAX};
 use crate::outcome::{ToolErrorKind, ToolOutcome};
 use crate::registry::{Registry, UnknownTool};
+use crate::telemetry::{self, ToolCallOutcome};
 use crate::tool::{Decision, ToolDef};
 
 /// Where a call comes from, with what counts as the person's confirmation there.
@@ -463,13 +464,30 @@ pub async fn run_noting(
     let args = match tool.validate(args) {
         Ok(args) => args,
         Err(msg) => {
+            telemetry::record_tool_outcome(ToolCallOutcome::Refused);
             return Ok(Ok((
                 GateOutcome::Ran(ToolOutcome::error(ToolErrorKind::InvalidArguments, msg)),
                 Passage::Refused,
             )));
         }
     };
-    Ok(run_validated(registry, ctx, surface, name, args).await)
+    let noted = run_validated(registry, ctx, surface, name, args).await;
+    if let Ok((_, passage)) = &noted {
+        telemetry::record_tool_outcome(ToolCallOutcome::from(*passage));
+    }
+    Ok(noted)
+}
+
+impl From<Passage> for ToolCallOutcome {
+    fn from(passage: Passage) -> Self {
+        match passage {
+            // A replay returns what already ran: to a trace it ran.
+            Passage::Ran | Passage::Replayed => Self::Ran,
+            Passage::Confirmed => Self::Confirmed,
+            Passage::Held => Self::Held,
+            Passage::Refused => Self::Refused,
+        }
+    }
 }
 
 async fn run_validated(

@@ -65,6 +65,7 @@ pub mod registry;
 pub mod retention;
 pub mod sent_parts;
 pub mod shaping;
+pub mod telemetry;
 pub mod tokens;
 pub mod tool;
 pub mod transcript;

@@ -35,6 +35,24 @@ pub enum ToolErrorKind {
     Internal,
 }
 
+impl ToolErrorKind {
+    /// The kind as serialized (`snake_case`): the `error.type` of a failed call's span.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::NotFound => "not_found",
+            Self::Invalid => "invalid",
+            Self::Conflict => "conflict",
+            Self::AlreadyExists => "already_exists",
+            Self::Forbidden => "forbidden",
+            Self::TooManyChanges => "too_many_changes",
+            Self::CannotUndo => "cannot_undo",
+            Self::NotConfirmed => "not_confirmed",
+            Self::Internal => "internal",
+        }
+    }
+}
+
 /// A failed tool call: a message the model can act on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolError {

@@ -182,6 +182,10 @@ impl BedrockClient {
 
 #[async_trait]
 impl LlmClient for BedrockClient {
+    fn provider_name(&self) -> &'static str {
+        "aws.bedrock"
+    }
+
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         request.ensure_media_resolved()?;
         let input = to_converse(request, &self.betas)?;

@@ -16,11 +16,21 @@ pub trait LlmClient: Send + Sync {
     /// Sends one request and returns the model's complete response (the real clients stream
     /// it and hand back the assembled whole, the same as a non-streamed call would).
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError>;
+
+    /// Who answers, as OpenTelemetry's `gen_ai.provider.name` names it (`anthropic`,
+    /// `aws.bedrock`, `openai`); for telemetry only, never for behaviour.
+    fn provider_name(&self) -> &'static str {
+        "unknown"
+    }
 }
 
 #[async_trait]
 impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         (**self).create(request).await
+    }
+
+    fn provider_name(&self) -> &'static str {
+        (**self).provider_name()
     }
 }

@@ -290,6 +290,10 @@ impl AnthropicClient {
 
 #[async_trait]
 impl LlmClient for AnthropicClient {
+    fn provider_name(&self) -> &'static str {
+        "anthropic"
+    }
+
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         request.ensure_media_resolved()?;
         let body = serde_json::to_vec(&StreamedRequest {

@@ -172,6 +172,10 @@ impl OpenAiClient {
 
 #[async_trait]
 impl LlmClient for OpenAiClient {
+    fn provider_name(&self) -> &'static str {
+        "openai"
+    }
+
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         let mut chat = to_chat(request)?;
         let timeout = self

@@ -270,6 +270,10 @@ impl ReplayClient {
 
 #[async_trait]
 impl LlmClient for ReplayClient {
+    fn provider_name(&self) -> &'static str {
+        "steward.scripted"
+    }
+
     async fn create(&self, _request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         let call = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let Some(mut response) = self.lock().pop_front() else {

@@ -117,6 +117,10 @@ impl ScriptedClient {
 
 #[async_trait]
 impl LlmClient for ScriptedClient {
+    fn provider_name(&self) -> &'static str {
+        "steward.scripted"
+    }
+
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         // Refused like the real clients do, without using up an outcome.
         request.ensure_media_resolved()?;

@@ -56,7 +56,8 @@ pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{
     DeadLetter, Handler, HandlerError, InProcessQueue, MessageVisibility, QueueConfig, QueueError,
     QueuedMessage, RECEIVES_MAX, REDELIVERY_FIRST, REDELIVERY_LATER, REDELIVERY_SCHEDULE,
-    REDELIVERY_SECOND, REDELIVERY_THIRD, TurnQueue, VisibilityChange, VisibilityError,
+    REDELIVERY_SECOND, REDELIVERY_THIRD, TRACEPARENT, TRACEPARENT_BYTES_MAX, TRACESTATE,
+    TRACESTATE_BYTES_MAX, TraceContext, TurnQueue, VisibilityChange, VisibilityError,
     redelivery_delay, redelivery_wait_total,
 };
 #[cfg(feature = "sqs")]

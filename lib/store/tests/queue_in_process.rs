@@ -10,8 +10,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use steward_store::testing::RecordingSleeper;
 use steward_store::{
-    Handler, HandlerError, InProcessQueue, ManualClock, QueueConfig, QueuedMessage, RECEIVES_MAX,
-    REDELIVERY_SCHEDULE, SqliteTable, Table, TokioSleeper, TurnQueue, redelivery_wait_total,
+    Handler, HandlerError, InProcessQueue, Item, ManualClock, QueueConfig, QueuedMessage,
+    RECEIVES_MAX, REDELIVERY_SCHEDULE, SqliteTable, Table, TokioSleeper, TraceContext, TurnQueue,
+    WriteOp, redelivery_wait_total,
 };
 use tokio::sync::Notify;
 
@@ -27,11 +28,17 @@ struct Recorder {
     release: Notify,
     /// What the dead-letter hook was told: (body, error, attempt).
     dead: Mutex<Vec<(String, String, u32)>>,
+    /// The trace context of every delivery: (body, attempt, context).
+    traces: Mutex<Vec<(String, u32, TraceContext)>>,
 }
 
 #[async_trait]
 impl Handler for Recorder {
     async fn handle(&self, m: QueuedMessage) -> Result<(), HandlerError> {
+        self.traces
+            .lock()
+            .unwrap()
+            .push((m.body.clone(), m.attempt, m.trace.clone()));
         self.log
             .lock()
             .unwrap()
@@ -455,4 +462,85 @@ async fn bad_messages_are_refused_with_a_reason() {
         q.enqueue("g", "id", &huge).await,
         Err(steward_store::QueueError::Invalid(_))
     ));
+}
+
+const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_context_travels_with_the_message_through_retries_and_a_restart() {
+    let dir =
+        std::env::temp_dir().join(format!("steward-queue-{}-{}", std::process::id(), line!()));
+    let path = dir.join("queue.db");
+    let traced = TraceContext::new(Some(PARENT), Some("vendor=abc"));
+    let first = Arc::new(Recorder::default());
+    let table: Arc<dyn Table> = Arc::new(SqliteTable::open(&path).unwrap());
+    let q = InProcessQueue::start(table, first.clone(), fast())
+        .await
+        .unwrap();
+    q.enqueue_traced("a", "a0", "fail:1:traced", &traced)
+        .await
+        .unwrap();
+    q.enqueue("a", "a1", "untraced").await.unwrap();
+    q.enqueue_traced("b", "b0", "block-b", &traced)
+        .await
+        .unwrap();
+    wait_until("a handled", || first.done_in("a").len() == 2).await;
+    wait_until("b started", || {
+        first.log.lock().unwrap().iter().any(|(g, _, _)| g == "b")
+    })
+    .await;
+    q.shutdown(Duration::from_millis(20)).await;
+    drop(q);
+    let traces = first.traces.lock().unwrap().clone();
+    let of = |body: &str, attempt: u32| {
+        traces
+            .iter()
+            .find(|(b, a, _)| b == body && *a == attempt)
+            .map(|(_, _, t)| t.clone())
+            .unwrap()
+    };
+    assert_eq!(of("fail:1:traced", 1), traced);
+    assert_eq!(of("fail:1:traced", 2), traced, "a retry keeps its context");
+    assert_eq!(of("untraced", 1), TraceContext::none());
+
+    // A restarted queue reads the context back from the row.
+    let second = Arc::new(Recorder::default());
+    second.release.notify_one();
+    let table: Arc<dyn Table> = Arc::new(SqliteTable::open(&path).unwrap());
+    let _q2 = InProcessQueue::start(table, second.clone(), fast())
+        .await
+        .unwrap();
+    wait_until("b handled after the restart", || {
+        second.done_in("b").len() == 1
+    })
+    .await;
+    let traces = second.traces.lock().unwrap().clone();
+    assert_eq!(traces[0].2, traced);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A message written by a Steward from before traces were carried (no trace fields in its
+/// row) is still dispatched, with no context: the "migration" is that old rows read as
+/// untraced.
+#[tokio::test]
+async fn a_message_stored_before_traces_were_carried_is_dispatched_untraced() {
+    let table = sqlite();
+    table
+        .write(vec![WriteOp::put(Item::new(
+            "QUEUE",
+            format!("MSG#{:020}", 1),
+            serde_json::json!({"group": "old", "dedupe_id": "o1", "body": "from-before"}),
+        ))])
+        .await
+        .unwrap();
+    let rec = Arc::new(Recorder::default());
+    let _q = InProcessQueue::start(table, rec.clone(), fast())
+        .await
+        .unwrap();
+    wait_until("the old message handled", || rec.done_in("old").len() == 1).await;
+    let traces = rec.traces.lock().unwrap().clone();
+    assert_eq!(
+        traces,
+        [("from-before".to_owned(), 1, TraceContext::none())]
+    );
 }

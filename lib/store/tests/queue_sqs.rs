@@ -10,7 +10,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use steward_store::{MessageVisibility, SqsQueue, TurnQueue, VisibilityChange, sqs_safe_id};
+use steward_store::{
+    MessageVisibility, SqsQueue, TRACEPARENT, TRACESTATE, TraceContext, TurnQueue,
+    VisibilityChange, sqs_safe_id,
+};
 
 async fn fifo_queue() -> Option<(aws_sdk_sqs::Client, String)> {
     let endpoint = support::emulator_endpoint()?;
@@ -252,4 +255,69 @@ async fn an_unreachable_queue_fails_every_change() {
         .await
         .unwrap_err();
     assert_eq!(err.failed, ["rh"]);
+}
+
+/// The trace context goes as String message attributes, and only when there is one.
+#[tokio::test]
+async fn the_trace_context_travels_as_message_attributes() {
+    let Some((client, url)) = fifo_queue().await else {
+        return;
+    };
+    let queue = SqsQueue::new(client.clone(), &url);
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    queue
+        .enqueue_traced(
+            "tg:1",
+            "m1",
+            "traced",
+            &TraceContext::new(Some(parent), Some("vendor=abc")),
+        )
+        .await
+        .unwrap();
+    queue.enqueue("tg:1", "m2", "untraced").await.unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let got = client
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .message_attribute_names("All")
+            .send()
+            .await
+            .unwrap();
+        for m in got.messages.unwrap_or_default() {
+            let attribute = |name: &str| {
+                m.message_attributes
+                    .as_ref()
+                    .and_then(|a| a.get(name))
+                    .and_then(|v| v.string_value.clone())
+            };
+            seen.push((
+                m.body.clone().unwrap(),
+                attribute(TRACEPARENT),
+                attribute(TRACESTATE),
+            ));
+            client
+                .delete_message()
+                .queue_url(&url)
+                .receipt_handle(m.receipt_handle.clone().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            (
+                "traced".to_owned(),
+                Some(parent.to_owned()),
+                Some("vendor=abc".to_owned())
+            ),
+            ("untraced".to_owned(), None, None),
+        ]
+    );
 }

@@ -350,7 +350,7 @@ impl Agent {
             tracing::info!(conversation = %input.conversation, message = %input.message_id, "duplicate message dropped");
             return Ok(TurnOutcome::Duplicate);
         };
-        let span = tracing::info_span!("turn", conversation = %input.conversation, turn, resumed);
+        let span = crate::telemetry::turn_span(&input.conversation, turn, resumed);
         let result = self
             .run(
                 input,
@@ -453,10 +453,15 @@ impl Agent {
         };
         if !reply.is_silent() {
             let parts = crate::sent_parts::SentParts::new(table, self.clock.as_ref(), key, turn);
-            outbox
+            let span = crate::telemetry::send_span(&input.channel, reply.buttons.len());
+            let sent = outbox
                 .send_resuming(&reply, &parts)
-                .await
-                .map_err(TurnError::Send)?;
+                .instrument(span.clone())
+                .await;
+            if sent.is_err() {
+                crate::telemetry::record_send_failure(&span);
+            }
+            sent.map_err(TurnError::Send)?;
         }
         conversation::finish(table, key, &input.message_id).await?;
         tracing::info!(

@@ -9,12 +9,14 @@ use steward_llm::{
     CacheControl, CreateRequest, CreateResponse, Effort, InvalidKind, LlmClient, LlmError, Message,
     OutputConfig,
 };
+use tracing::Instrument;
 
 use super::{Agent, BROKEN, SWAMPED, TIMED_OUT};
 use crate::attachments;
 use crate::compaction::{NotesError, NotesModel};
 use crate::conversation::{self, Conversation};
 use crate::ids::{ConversationKey, UserId};
+use crate::telemetry;
 use crate::transcript::{self, PlacedRow};
 use crate::usage;
 
@@ -65,7 +67,14 @@ impl Agent {
         let mut retried = false;
         loop {
             let req = build(conv, self).await;
-            match model.create(&req).await {
+            let span = telemetry::chat_span(model.provider_name(), &req.model);
+            let answer = model.create(&req).instrument(span.clone()).await;
+            match &answer {
+                Ok(resp) => telemetry::record_response(&span, resp),
+                Err(e) => telemetry::record_model_error(&span, e),
+            }
+            drop(span);
+            match answer {
                 Ok(resp) => return Ok(resp),
                 Err(LlmError::InvalidRequest {
                     kind: InvalidKind::ThinkingSignatureRejected,

@@ -12,10 +12,12 @@ use crate::conversation;
 use crate::gate::{self, GateOutcome, Passage, Surface};
 use crate::ids::{EffectKey, ToolUseId};
 use crate::limits::TOOL_ROUND_BYTES_MAX;
+use crate::telemetry::{self, ToolCallOutcome};
 use crate::transcript::{
     self, ModelRow, RowSource, SeenRow, StepNote, TOOL_NOTES_PER_ROUND_MAX, ToolNote, ToolState,
 };
 use crate::{ToolOutcome, ToolResult};
+use tracing::Instrument;
 
 impl ModelRun<'_> {
     /// Runs one round of tool calls in order and returns their result blocks, with a note of
@@ -32,7 +34,24 @@ impl ModelRun<'_> {
                 state: ToolState::Ran,
                 effect: None,
             };
-            let (text, is_error) = self.run_one(call, &mut note).await?;
+            let known = self.agent.registry().get(&call.name).is_some()
+                || self
+                    .agent
+                    .chat_tools
+                    .parse(&call.name, &Value::Null)
+                    .is_some();
+            let span = telemetry::tool_span(
+                telemetry::tool_name_or_unknown(&call.name, known),
+                ToolUseId::parse(&call.id)
+                    .ok()
+                    .as_ref()
+                    .map(ToolUseId::as_str),
+            );
+            let ran = self.run_one(call, &mut note).instrument(span.clone()).await;
+            if ran.is_err() {
+                telemetry::record_tool_failure(&span);
+            }
+            let (text, is_error) = ran?;
             self.tally.tool_result(is_error);
             out.push(ContentBlock::tool_result(&call.id, text, is_error));
             notes.push(note);
@@ -49,6 +68,10 @@ impl ModelRun<'_> {
         let table = self.agent.table().as_ref();
         let key = self.input.conversation.clone();
         if let Some(parsed) = self.agent.chat_tools.parse(&call.name, &call.input) {
+            telemetry::record_tool_outcome(match parsed {
+                Err(_) => ToolCallOutcome::Refused,
+                Ok(_) => ToolCallOutcome::Ran,
+            });
             return match parsed {
                 Err(message) => {
                     note.state = ToolState::Refused;
@@ -113,6 +136,7 @@ impl ModelRun<'_> {
         }
         let Some(tool) = self.agent.registry().get(&call.name) else {
             note.state = ToolState::Refused;
+            telemetry::record_tool_outcome(ToolCallOutcome::Refused);
             return Ok((
                 format!(
                     "Unknown tool {}. Use only the tools you were given.",
@@ -125,6 +149,7 @@ impl ModelRun<'_> {
         let tool_use = match ToolUseId::parse(&call.id) {
             Ok(id) => id,
             Err(e) => {
+                telemetry::record_tool_outcome(ToolCallOutcome::Refused);
                 tracing::error!(error = %e, id = %call.id, "model sent an unusable tool_use id");
                 note.state = ToolState::Refused;
                 return Ok((
@@ -161,6 +186,9 @@ impl ModelRun<'_> {
         note.state = passage.into();
         if matches!(outcome, GateOutcome::Held { .. }) {
             self.tally.held();
+        }
+        if let GateOutcome::Ran(ran) = &outcome {
+            telemetry::record_tool_result(&tracing::Span::current(), ran);
         }
         if focuses
             && let GateOutcome::Ran(ToolOutcome::Ok(result)) = &outcome

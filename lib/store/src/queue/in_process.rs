@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 
 use super::{
     DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE,
-    TurnQueue, redelivery_delay,
+    TraceContext, TurnQueue, redelivery_delay,
 };
 use crate::{Clock, Item, Query, Sleeper, StoreError, SystemClock, Table, TokioSleeper, WriteOp};
 
@@ -96,6 +96,20 @@ struct Stored {
     body: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// The W3C `traceparent` it was enqueued with. Rows written before traces were carried
+    /// have neither field and read as "no context" (`serde(default)`): no schema change, so
+    /// a queue left in an existing database is dispatched as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    traceparent: Option<String>,
+    /// The W3C `tracestate` that came with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tracestate: Option<String>,
+}
+
+impl Stored {
+    fn trace(&self) -> TraceContext {
+        TraceContext::new(self.traceparent.as_deref(), self.tracestate.as_deref())
+    }
 }
 
 #[derive(Debug)]
@@ -343,6 +357,7 @@ impl InProcessQueue {
                 dedupe_id: stored.dedupe_id.clone(),
                 body: stored.body.clone(),
                 attempt,
+                trace: stored.trace(),
             };
             let handler = Arc::clone(&inner.handler);
             // A task of its own, so a panicking handler is a failed attempt, not a dead worker.
@@ -388,6 +403,7 @@ impl InProcessQueue {
             dedupe_id: stored.dedupe_id.clone(),
             body: stored.body.clone(),
             attempt: inner.config.attempts_max.max(1),
+            trace: stored.trace(),
         };
         let handler = Arc::clone(&inner.handler);
         let error = last_error.clone();
@@ -423,6 +439,17 @@ impl InProcessQueue {
 #[async_trait::async_trait]
 impl TurnQueue for InProcessQueue {
     async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
+        self.enqueue_traced(group, dedupe_id, body, &TraceContext::none())
+            .await
+    }
+
+    async fn enqueue_traced(
+        &self,
+        group: &str,
+        dedupe_id: &str,
+        body: &str,
+        trace: &TraceContext,
+    ) -> Result<(), QueueError> {
         if group.is_empty() || dedupe_id.is_empty() {
             return Err(QueueError::Invalid(
                 "group and dedupe id must not be empty".into(),
@@ -442,6 +469,8 @@ impl TurnQueue for InProcessQueue {
             dedupe_id: dedupe_id.to_owned(),
             body: body.to_owned(),
             error: None,
+            traceparent: trace.traceparent().map(str::to_owned),
+            tracestate: trace.tracestate().map(str::to_owned),
         };
         let ttl = self.inner.clock.now_secs() + DEDUPE_WINDOW_SECS;
         let dedupe_sk = dedupe_sk(group, dedupe_id);

@@ -5,6 +5,7 @@ mod in_process;
 mod schedule;
 #[cfg(feature = "sqs")]
 mod sqs;
+mod trace;
 mod visibility;
 
 use async_trait::async_trait;
@@ -18,6 +19,9 @@ pub use schedule::{
 };
 #[cfg(feature = "sqs")]
 pub use sqs::{SqsQueue, dedupe_id_in_group, sqs_safe_id};
+pub use trace::{
+    TRACEPARENT, TRACEPARENT_BYTES_MAX, TRACESTATE, TRACESTATE_BYTES_MAX, TraceContext,
+};
 pub use visibility::{MessageVisibility, VisibilityChange, VisibilityError};
 
 /// Largest message body either queue takes (the in-process queue applies the SQS adapter's
@@ -35,6 +39,22 @@ pub trait TurnQueue: Send + Sync + std::fmt::Debug + 'static {
     /// Queues `body` for the conversation `group`. Returns once the message is durably
     /// accepted; a repeat of `dedupe_id` within [`DEDUPE_WINDOW_SECS`] is accepted and dropped.
     async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError>;
+
+    /// [`TurnQueue::enqueue`] with the W3C trace context of the enqueuing span, which the
+    /// handler's side continues ([`QueuedMessage::trace`]). Both adapters carry it (an SQS
+    /// message attribute, a field of the stored in-process message); the default, for queues
+    /// that have nowhere to put it (test doubles), drops it: a lost context only starts a new
+    /// trace, it never loses the message.
+    async fn enqueue_traced(
+        &self,
+        group: &str,
+        dedupe_id: &str,
+        body: &str,
+        trace: &TraceContext,
+    ) -> Result<(), QueueError> {
+        let _ = trace;
+        self.enqueue(group, dedupe_id, body).await
+    }
 }
 
 /// A message handed to a [`Handler`].
@@ -48,6 +68,8 @@ pub struct QueuedMessage {
     pub body: String,
     /// 1 on first delivery, then 2, 3, … on retries.
     pub attempt: u32,
+    /// The trace context it was enqueued with (empty when none was carried).
+    pub trace: TraceContext,
 }
 
 /// Why a handler did not finish a message; the queue retries it on the redelivery schedule

@@ -8,11 +8,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::error::DisplayErrorContext;
-use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
+use aws_sdk_sqs::types::{ChangeMessageVisibilityBatchRequestEntry, MessageAttributeValue};
 use sha2::{Digest, Sha256};
 
 use super::{
-    MessageVisibility, QueueError, SQS_BODY_BYTES_MAX, TurnQueue, VisibilityChange, VisibilityError,
+    MessageVisibility, QueueError, SQS_BODY_BYTES_MAX, TRACEPARENT, TRACESTATE, TraceContext,
+    TurnQueue, VisibilityChange, VisibilityError,
 };
 
 /// Longest group or deduplication id SQS accepts.
@@ -53,6 +54,19 @@ impl SqsQueue {
 #[async_trait]
 impl TurnQueue for SqsQueue {
     async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
+        self.enqueue_traced(group, dedupe_id, body, &TraceContext::none())
+            .await
+    }
+
+    /// The trace context goes as the String message attributes `traceparent` and
+    /// `tracestate` (the agent reads them from its SQS event's records).
+    async fn enqueue_traced(
+        &self,
+        group: &str,
+        dedupe_id: &str,
+        body: &str,
+        trace: &TraceContext,
+    ) -> Result<(), QueueError> {
         if group.is_empty() || dedupe_id.is_empty() {
             return Err(QueueError::Invalid(
                 "group and dedupe id must not be empty".into(),
@@ -64,17 +78,34 @@ impl TurnQueue for SqsQueue {
                 body.len()
             )));
         }
-        self.client
+        let mut send = self
+            .client
             .send_message()
             .queue_url(&self.url)
             .message_group_id(sqs_safe_id(group))
             .message_deduplication_id(dedupe_id_in_group(group, dedupe_id))
-            .message_body(body)
-            .send()
+            .message_body(body);
+        for (name, value) in [
+            (TRACEPARENT, trace.traceparent()),
+            (TRACESTATE, trace.tracestate()),
+        ] {
+            if let Some(value) = value {
+                send = send.message_attributes(name, string_attribute(value)?);
+            }
+        }
+        send.send()
             .await
             .map_err(|e| QueueError::Sqs(DisplayErrorContext(e).to_string()))?;
         Ok(())
     }
+}
+
+fn string_attribute(value: &str) -> Result<MessageAttributeValue, QueueError> {
+    MessageAttributeValue::builder()
+        .data_type("String")
+        .string_value(value)
+        .build()
+        .map_err(|e| QueueError::Invalid(e.to_string()))
 }
 
 #[async_trait]

@@ -39,7 +39,7 @@ async fn page(State(state): State<WebState>, signed_in: SignedIn) -> Markup {
         meta name="csrf-token" content=(signed_in.session.csrf.expose());
         h1 { "Chat" }
         p.inspect-link {
-            a href=(turns_path(&ConversationKey::web(signed_in.user()).to_string())) {
+            a href=(turns_path(ConversationKey::web(signed_in.user()).as_ref())) {
                 "See what the assistant did on each turn"
             }
         }

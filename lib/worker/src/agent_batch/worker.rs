@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
+use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use steward_channels::{Channel, ChannelSender, InboundMessage, WebSender};
 use steward_harness::approval_chat::{self, ApprovalNotice};
 use steward_harness::dead_letter::{self, Apology};
 use steward_harness::{Agent, InboundOutcome, Links, ServiceError, TurnError, handle_inbound};
 use steward_store::{
-    Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TokioSleeper,
+    Handler, HandlerError, MessageVisibility, QueuedMessage, Sleeper, StoreError, TRACEPARENT,
+    TRACESTATE, TokioSleeper, TraceContext,
 };
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -211,8 +212,13 @@ impl TurnWorker {
             // On the last receive a failure goes to the dead-letter queue next: the person is
             // told before the record is handed back.
             let last_receive = receive_count(&record) >= self.timing.receives_max;
+            let trace = sqs_trace_context(&record);
             let body = record.body.unwrap_or_default();
-            let result = self.handle_body_until(&body, give_up_at).await.map(drop);
+            let result = self
+                .handle_body_until(&body, give_up_at)
+                .instrument(process_span(&trace, Some("aws_sqs")))
+                .await
+                .map(drop);
             if let Err(e) = &result
                 && last_receive
             {
@@ -283,10 +289,38 @@ fn outcome_name(outcome: &InboundOutcome) -> &'static str {
     }
 }
 
+/// The span a queued message is handled in (OpenTelemetry's messaging `process`), made a
+/// child of the trace it was enqueued in, so the webhook's request, this and the turn are one
+/// trace. A missing or malformed context starts a new trace here.
+fn process_span(trace: &TraceContext, system: Option<&'static str>) -> tracing::Span {
+    let span = tracing::info_span!(
+        "process",
+        otel.name = "process turns",
+        otel.kind = "consumer",
+        messaging.operation.type = "process",
+        messaging.system = system,
+    );
+    steward_edge::telemetry::continue_trace(&span, trace);
+    span
+}
+
+/// The trace context of an SQS record: its `traceparent` and `tracestate` String attributes
+/// (written by `SqsQueue::enqueue_traced`).
+fn sqs_trace_context(record: &SqsMessage) -> TraceContext {
+    let attribute = |name: &str| {
+        record
+            .message_attributes
+            .get(name)
+            .and_then(|a| a.string_value.as_deref())
+    };
+    TraceContext::new(attribute(TRACEPARENT), attribute(TRACESTATE))
+}
+
 #[async_trait]
 impl Handler for TurnWorker {
     async fn handle(&self, message: QueuedMessage) -> Result<(), HandlerError> {
         self.handle_body(&message.body)
+            .instrument(process_span(&message.trace, None))
             .await
             .map(drop)
             .map_err(|e| HandlerError(e.to_string()))
@@ -300,6 +334,67 @@ impl Handler for TurnWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[allow(clippy::unwrap_used)]
+    #[test]
+    fn an_sqs_record_continues_the_trace_of_its_traceparent_and_a_malformed_one_starts_anew() {
+        use opentelemetry::trace::SpanId;
+        use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+        use steward_edge::telemetry::{LogFormat, subscriber};
+
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let record = |traceparent: &str| {
+            let mut attribute = aws_lambda_events::sqs::SqsMessageAttribute::default();
+            attribute.string_value = Some(traceparent.to_owned());
+            attribute.data_type = Some("String".to_owned());
+            let mut record = SqsMessage::default();
+            record
+                .message_attributes
+                .insert(TRACEPARENT.to_owned(), attribute);
+            record
+        };
+        let carried = sqs_trace_context(&record(parent));
+        assert_eq!(carried.traceparent(), Some(parent));
+        assert!(sqs_trace_context(&SqsMessage::default()).is_empty());
+
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let tracing = subscriber(
+            LogFormat::Terminal,
+            tracing_subscriber::EnvFilter::new("off"),
+            Some(&provider),
+        );
+        tracing::subscriber::with_default(tracing, || {
+            for traceparent in [parent, "00-4bf92f3577b34da6a3ce929d0e0e4736-zz-01"] {
+                let _process =
+                    process_span(&sqs_trace_context(&record(traceparent)), Some("aws_sqs"))
+                        .entered();
+                let _turn = tracing::info_span!("turn").entered();
+            }
+        });
+        let spans = exporter.get_finished_spans().unwrap();
+        let process: Vec<_> = spans.iter().filter(|s| s.name == "process turns").collect();
+        assert_eq!(process.len(), 2);
+        assert_eq!(
+            process[0].span_context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(process[0].parent_span_id.to_string(), "00f067aa0ba902b7");
+        assert_ne!(
+            process[1].span_context.trace_id(),
+            process[0].span_context.trace_id(),
+            "a malformed traceparent starts a new trace"
+        );
+        assert_eq!(process[1].parent_span_id, SpanId::INVALID);
+        let turns: Vec<_> = spans.iter().filter(|s| s.name == "turn").collect();
+        assert_eq!(turns[0].parent_span_id, process[0].span_context.span_id());
+        assert_eq!(
+            turns[0].span_context.trace_id(),
+            process[0].span_context.trace_id()
+        );
+    }
 
     #[test]
     fn throttles_backend_errors_and_retryable_sends_are_transient_bugs_are_not() {
