@@ -19,11 +19,18 @@ use crate::fakes::FakeTelegram;
 /// The secret the stage's webhook is configured with (a test value).
 pub const TELEGRAM_SECRET: &str = "steward-stage-telegram-secret-0123456789";
 
-/// Webhook deliveries Telegram makes of one update before giving up (it retries non-2xx).
-const DELIVERY_ATTEMPTS_MAX: u32 = 5;
+/// How long Telegram keeps retrying one update after a non-2xx answer or no answer. Telegram
+/// holds an undelivered update for up to 24 hours; ten minutes is far longer than any restart
+/// here takes. (Five tries over three seconds, as the stage first had it, gave updates up while
+/// `steward serve` restarted after kills a second apart in a 200-conversation run, and the
+/// people then waited out the reply timeout for messages that had never been accepted.)
+const DELIVERY_RETRY_SPAN: Duration = Duration::from_secs(600);
 
 /// Telegram's first retry pause after a non-2xx answer (doubling after each).
 const DELIVERY_RETRY_PAUSE: Duration = Duration::from_millis(200);
+
+/// The longest pause between two retries of one update.
+const DELIVERY_RETRY_PAUSE_MAX: Duration = Duration::from_secs(5);
 
 /// The longest gap between the two messages of a double text.
 const DOUBLE_TEXT_GAP_MAX_MS: u64 = 200;
@@ -75,7 +82,7 @@ pub struct PeopleStats {
     pub deliveries: AtomicU64,
     /// Deliveries answered with anything but 200 (Telegram retried them).
     pub non_2xx: AtomicU64,
-    /// Updates Telegram gave up on after [`DELIVERY_ATTEMPTS_MAX`] attempts.
+    /// Updates Telegram gave up on after retrying them for [`DELIVERY_RETRY_SPAN`].
     pub given_up: AtomicU64,
     /// Duplicates sent within the deduplication window.
     pub early_duplicates: AtomicU64,
@@ -214,7 +221,8 @@ fn unix_now() -> u64 {
 async fn deliver(api: &Api, update: &str, chat: i64, stats: &PeopleStats) {
     let ip = format!("149.154.{}.{}", (chat / 250) % 250, chat % 250);
     let mut pause = DELIVERY_RETRY_PAUSE;
-    for _ in 0..DELIVERY_ATTEMPTS_MAX {
+    let give_up_at = Instant::now() + DELIVERY_RETRY_SPAN;
+    while Instant::now() < give_up_at {
         stats.deliveries.fetch_add(1, Ordering::Relaxed);
         let answer = api
             .request(
@@ -233,7 +241,7 @@ async fn deliver(api: &Api, update: &str, chat: i64, stats: &PeopleStats) {
             Ok(_) | Err(_) => {
                 stats.non_2xx.fetch_add(1, Ordering::Relaxed);
                 tokio::time::sleep(pause).await;
-                pause *= 2;
+                pause = (pause * 2).min(DELIVERY_RETRY_PAUSE_MAX);
             }
         }
     }
