@@ -2,7 +2,7 @@
 //! (the audit rows): effects per message, lost messages, disorder, duplicate replies, latency.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use steward_harness::audit::AuditRow;
@@ -25,6 +25,10 @@ pub struct Figures {
     pub out_of_order: usize,
     /// Messages whose reply was sent more than once.
     pub duplicate_replies: usize,
+    /// Of those, the ones with a copy that no kill explains: no kill fell after the earlier
+    /// copy reached Telegram (within [`SEND_RECORD_WINDOW_MAX`]) and before the later one.
+    /// Counted only when the kill times are known (`steward serve`); must be 0.
+    pub unexplained_duplicate_replies: usize,
     /// Sends that answered no message (apologies, errors), with a sample.
     pub other_sends: Vec<String>,
     /// Time from the first webhook delivery to the reply, per replied message.
@@ -77,12 +81,31 @@ async fn effects(table: &dyn Table, user: &UserId) -> anyhow::Result<HashMap<Str
     Ok(counts)
 }
 
-/// The figures of a run: `sent` by the people, `users` by chat, `sends` from Telegram.
+/// How long after a reply part reached Telegram a kill may fall and still explain the part
+/// being sent again: the part's ledger row is written as soon as Telegram's answer is read, so
+/// only a kill in that gap repeats it. The gap is short, but in a 200-conversation run on a
+/// debug build on two shared cores the ledger write can wait behind a hundred other turns'
+/// writes for seconds; this bound is generous for that and still rules out a reply recorded
+/// long before a kill being sent again after the restart (a ledger bug).
+pub const SEND_RECORD_WINDOW_MAX: Duration = Duration::from_secs(10);
+
+/// Whether a kill in `kills` fell between `earlier` and `later`, and within
+/// [`SEND_RECORD_WINDOW_MAX`] after `earlier`.
+fn a_kill_explains(kills: &[Instant], earlier: Instant, later: Instant) -> bool {
+    kills.iter().any(|&k| {
+        k >= earlier && k <= later && k.saturating_duration_since(earlier) <= SEND_RECORD_WINDOW_MAX
+    })
+}
+
+/// The figures of a run: `sent` by the people, `users` by chat, `sends` from Telegram; `kills`
+/// are the instants the process was killed at, when the stage knows them (each duplicate
+/// reply is then checked against them).
 pub async fn collect(
     table: &dyn Table,
     sent: &[Message],
     users: &HashMap<i64, UserId>,
     sends: &[Sent],
+    kills: Option<&[Instant]>,
 ) -> anyhow::Result<Figures> {
     let mut figures = Figures {
         messages: sent.len(),
@@ -127,6 +150,13 @@ pub async fn collect(
             }
             if replies.len() > 1 {
                 figures.duplicate_replies += 1;
+                if let Some(kills) = kills
+                    && replies
+                        .windows(2)
+                        .any(|w| !a_kill_explains(kills, w[0].1.at, w[1].1.at))
+                {
+                    figures.unexplained_duplicate_replies += 1;
+                }
             }
             if let Some((index, first)) = replies.first() {
                 figures

@@ -43,6 +43,8 @@ pub struct Serve {
     pub deliveries: AtomicU64,
     /// Kills (`SIGKILL`).
     pub kills: AtomicU64,
+    /// When each kill was sent.
+    kill_times: Mutex<Vec<Instant>>,
     /// Set to stop the killer.
     pub stop: AtomicBool,
 }
@@ -64,6 +66,7 @@ impl Serve {
                 .build()?,
             deliveries: AtomicU64::new(0),
             kills: AtomicU64::new(0),
+            kill_times: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
         serve.spawn().await?;
@@ -116,6 +119,11 @@ impl Serve {
         }
     }
 
+    /// When each kill so far was sent.
+    pub async fn kill_times(&self) -> Vec<Instant> {
+        self.kill_times.lock().await.clone()
+    }
+
     /// The running server's process id.
     pub async fn pid(&self) -> Option<u32> {
         self.child.lock().await.as_ref().and_then(Child::id)
@@ -127,6 +135,7 @@ impl Serve {
             // `Child::kill` sends SIGKILL on Unix.
             let _ = child.kill().await;
         }
+        self.kill_times.lock().await.push(Instant::now());
         self.kills.fetch_add(1, Ordering::Relaxed);
         self.spawn().await
     }
