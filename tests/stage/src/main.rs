@@ -399,6 +399,7 @@ async fn run_lambda(
     .await?;
     let agents_done = agent.drain().await;
     let mut functions = Vec::new();
+    let mut cold_starts = Vec::new();
     for (name, pool) in [
         ("webhook", &webhook),
         ("agent", &agent),
@@ -410,6 +411,12 @@ async fn run_lambda(
         } else {
             &pool.drain().await
         };
+        let mut starts: Vec<Duration> = instances
+            .iter()
+            .flat_map(|i| i.cold_starts.iter().copied())
+            .collect();
+        starts.sort();
+        cold_starts.push((name, starts));
         functions.push(cost::FunctionUse {
             name,
             memory_mb: template.function(name).1,
@@ -447,6 +454,7 @@ async fn run_lambda(
             .sum(),
         agent_memory_mb: template.function("agent").1,
         agent_restarts: agents_done.iter().map(|i| i.restarts).sum(),
+        cold_starts: &cold_starts,
         left_in_queue,
         dead_letters,
         conversed,
@@ -887,6 +895,8 @@ struct Report<'a> {
     agent_seconds: f64,
     agent_memory_mb: u32,
     agent_restarts: u32,
+    /// Per function, every process start's time to its first `/next`, sorted.
+    cold_starts: &'a [(&'static str, Vec<Duration>)],
     left_in_queue: u64,
     dead_letters: u64,
     conversed: Duration,
@@ -951,6 +961,22 @@ impl Report<'_> {
             ms(f.percentile(0.99)),
             ms(f.percentile(1.0))
         );
+        for (name, starts) in self.cold_starts {
+            let at = |q: f64| {
+                let i =
+                    ((starts.len() as f64 * q).ceil() as usize).clamp(1, starts.len().max(1)) - 1;
+                starts
+                    .get(i)
+                    .map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()))
+            };
+            println!(
+                "{:<24}{} starts: p50 {}  max {} (spawn to first /next)",
+                format!("cold start {name}"),
+                starts.len(),
+                at(0.5),
+                at(1.0)
+            );
+        }
         println!("---- requests (cost-model inputs)");
         println!("API Gateway requests    {}", self.api_requests);
         println!(

@@ -124,18 +124,21 @@ pub struct Instance {
     pub restarts: u32,
     /// How long each invocation took (response or failure), for the cost model's GB-seconds.
     pub durations: Vec<Duration>,
+    /// Each start of its process, from the spawn to its first `/next` (a cold start's init).
+    pub cold_starts: Vec<Duration>,
 }
 
 impl Instance {
     /// Starts instance `index` of `spec` and waits until it asks for work.
     pub async fn start(spec: Arc<FunctionSpec>, index: usize) -> Result<Self, StartError> {
-        let process = spawn(&spec, index).await?;
+        let (process, ready_after) = spawn(&spec, index).await?;
         Ok(Self {
             spec,
             index,
             process,
             restarts: 0,
             durations: Vec::new(),
+            cold_starts: vec![ready_after],
         })
     }
 
@@ -204,7 +207,9 @@ impl Instance {
         let _ = self.process.child.kill();
         let _ = self.process.child.wait();
         self.process.server.abort();
-        self.process = spawn(&self.spec, self.index).await?;
+        let (process, ready_after) = spawn(&self.spec, self.index).await?;
+        self.process = process;
+        self.cold_starts.push(ready_after);
         self.restarts += 1;
         Ok(())
     }
@@ -303,8 +308,9 @@ fn ulid_like() -> String {
 }
 
 /// Starts a Runtime API server and a process of `spec` talking to it; waits for its first
-/// `/next`. A process that exits or reports an init error first fails, naming the function.
-async fn spawn(spec: &FunctionSpec, index: usize) -> Result<Process, StartError> {
+/// `/next` and says how long that took from the spawn. A process that exits or reports an init
+/// error first fails, naming the function.
+async fn spawn(spec: &FunctionSpec, index: usize) -> Result<(Process, Duration), StartError> {
     let (invocations, next) = mpsc::channel(1);
     let (polled, mut polled_rx) = watch::channel(false);
     let slot = Arc::new(Slot {
@@ -334,6 +340,7 @@ async fn spawn(spec: &FunctionSpec, index: usize) -> Result<Process, StartError>
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
+    let spawned_at = Instant::now();
     let child = command(spec, index, &addr.to_string())?
         .spawn()
         .map_err(|e| {
@@ -353,7 +360,7 @@ async fn spawn(spec: &FunctionSpec, index: usize) -> Result<Process, StartError>
     let started = Instant::now();
     loop {
         if *polled_rx.borrow_and_update() {
-            return Ok(process);
+            return Ok((process, spawned_at.elapsed()));
         }
         if let Some(message) = lock(&process.slot.init_error).clone() {
             return Err(StartError(format!(
@@ -401,6 +408,9 @@ fn command(spec: &FunctionSpec, index: usize, api: &str) -> Result<Command, Star
         )
         .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/stage/{}", spec.name))
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        // OpenTelemetry's settings reach every function, as a stack's environment would: a
+        // run with `OTEL_EXPORTER_OTLP_ENDPOINT` set measures tracing on.
+        .envs(std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")))
         .stdin(Stdio::null())
         .stdout(
             log.try_clone()
