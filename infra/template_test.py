@@ -534,7 +534,11 @@ class TemplateTest(unittest.TestCase):
         env = self.fn("AgentFunction")["Environment"]["Variables"]
         namespace = env["STEWARD_METRICS_NAMESPACE"]
         self.assertEqual(namespace, {"Fn::Sub": "Steward/${AWS::StackName}"})
-        code = (ROOT / "lib" / "harness" / "src" / "metrics.rs").read_text(encoding="utf-8")
+        code = "\n".join(
+            f.read_text(encoding="utf-8")
+            for f in sorted((ROOT / "lib" / "harness" / "src" / "metrics").glob("*.rs"))
+        )
+        self.assertTrue(code, "lib/harness/src/metrics/ has no source")
         own = [(m, dims) for a in alarms.values() for ns, m, dims in self.watched(a) if ns == namespace]
         for kind in ("authentication", "access_denied", "throttled", "timeout", "refused"):
             self.assertIn(("ModelFailures", {"Kind": kind}), own, kind)
