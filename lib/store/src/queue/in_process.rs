@@ -45,8 +45,6 @@ const RECOVERY_PAGE: usize = 100;
 /// Attempts at taking the next sequence number before giving up (only another process
 /// writing the same queue can make it contend).
 const SEQ_RETRIES_MAX: usize = 50;
-/// Largest message accepted, the same bound the SQS adapter applies.
-const BODY_BYTES_MAX: usize = super::SQS_BODY_BYTES_MAX;
 
 /// Tuning of the in-process queue.
 #[derive(Debug, Clone)]
@@ -450,17 +448,7 @@ impl TurnQueue for InProcessQueue {
         body: &str,
         trace: &TraceContext,
     ) -> Result<(), QueueError> {
-        if group.is_empty() || dedupe_id.is_empty() {
-            return Err(QueueError::Invalid(
-                "group and dedupe id must not be empty".into(),
-            ));
-        }
-        if body.len() > BODY_BYTES_MAX {
-            return Err(QueueError::Invalid(format!(
-                "body is {} bytes, over {BODY_BYTES_MAX}",
-                body.len()
-            )));
-        }
+        super::check_message(group, dedupe_id, body)?;
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(QueueError::Closed);
         }

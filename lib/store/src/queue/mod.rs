@@ -57,6 +57,24 @@ pub trait TurnQueue: Send + Sync + std::fmt::Debug + 'static {
     }
 }
 
+/// What both adapters refuse before enqueuing: an empty group or deduplication id, or a body
+/// over [`SQS_BODY_BYTES_MAX`] (the in-process queue keeps SQS's limit, so what works locally
+/// works deployed).
+fn check_message(group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
+    if group.is_empty() || dedupe_id.is_empty() {
+        return Err(QueueError::Invalid(
+            "group and dedupe id must not be empty".into(),
+        ));
+    }
+    if body.len() > SQS_BODY_BYTES_MAX {
+        return Err(QueueError::Invalid(format!(
+            "body is {} bytes, over {SQS_BODY_BYTES_MAX}",
+            body.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A message handed to a [`Handler`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedMessage {

@@ -12,8 +12,8 @@ use aws_sdk_sqs::types::{ChangeMessageVisibilityBatchRequestEntry, MessageAttrib
 use sha2::{Digest, Sha256};
 
 use super::{
-    MessageVisibility, QueueError, SQS_BODY_BYTES_MAX, TRACEPARENT, TRACESTATE, TraceContext,
-    TurnQueue, VisibilityChange, VisibilityError,
+    MessageVisibility, QueueError, TRACEPARENT, TRACESTATE, TraceContext, TurnQueue,
+    VisibilityChange, VisibilityError,
 };
 
 /// Longest group or deduplication id SQS accepts.
@@ -67,17 +67,7 @@ impl TurnQueue for SqsQueue {
         body: &str,
         trace: &TraceContext,
     ) -> Result<(), QueueError> {
-        if group.is_empty() || dedupe_id.is_empty() {
-            return Err(QueueError::Invalid(
-                "group and dedupe id must not be empty".into(),
-            ));
-        }
-        if body.len() > SQS_BODY_BYTES_MAX {
-            return Err(QueueError::Invalid(format!(
-                "body is {} bytes, over {SQS_BODY_BYTES_MAX}",
-                body.len()
-            )));
-        }
+        super::check_message(group, dedupe_id, body)?;
         let mut send = self
             .client
             .send_message()
