@@ -544,3 +544,34 @@ async fn a_message_stored_before_traces_were_carried_is_dispatched_untraced() {
         [("from-before".to_owned(), 1, TraceContext::none())]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_moved_by_another_writer_is_read_again_and_nothing_is_overwritten() {
+    let table = sqlite();
+    let rec = Arc::new(Recorder::default());
+    // Enqueues only: a blocked handler keeps every message in the table.
+    let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
+        .await
+        .unwrap();
+    q.enqueue("g", "m1", "block-1").await.unwrap();
+    // Another process (a second queue on the same file) takes the next number.
+    let other = InProcessQueue::start(table.clone(), Arc::new(Recorder::default()), fast())
+        .await
+        .unwrap();
+    other.enqueue("h", "n1", "block-other").await.unwrap();
+    // This queue's remembered counter is stale now: its write must fail, re-read and go on.
+    q.enqueue("g", "m2", "block-2").await.unwrap();
+    let messages = table
+        .query_all(
+            &steward_store::Query::prefix("QUEUE", "MSG#").limit(10),
+            usize::MAX,
+        )
+        .await
+        .unwrap();
+    let bodies: Vec<&str> = messages
+        .iter()
+        .map(|i| i.data["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, ["block-1", "block-other", "block-2"]);
+    rec.release.notify_waiters();
+}

@@ -134,7 +134,18 @@ struct Inner {
     clock: Arc<dyn Clock>,
     /// Held across "write then dispatch" so dispatch order equals sequence order.
     workers: AsyncMutex<HashMap<String, Worker>>,
+    /// The `SEQ` counter as this process last wrote it (read from the table when unknown or
+    /// when a conditional write finds it changed by another process), so an enqueue is one
+    /// write, not a read and a write.
+    counter: std::sync::Mutex<Option<Counter>>,
     closed: AtomicBool,
+}
+
+/// The queue's sequence counter: the next number and the version of its row.
+#[derive(Debug, Clone, Copy)]
+struct Counter {
+    next: u64,
+    version: u64,
 }
 
 impl std::fmt::Debug for InProcessQueue {
@@ -171,6 +182,7 @@ impl InProcessQueue {
                 config,
                 clock,
                 workers: AsyncMutex::new(HashMap::new()),
+                counter: std::sync::Mutex::new(None),
                 closed: AtomicBool::new(false),
             }),
         };
@@ -275,22 +287,36 @@ impl InProcessQueue {
     async fn append(&self, stored: &Stored, extra: Vec<WriteOp>) -> Result<u64, QueueError> {
         let table = &self.inner.table;
         let data = serde_json::to_value(stored).map_err(|e| QueueError::Invalid(e.to_string()))?;
+        let mut known = *self.inner.counter.lock().unwrap_or_else(|p| p.into_inner());
         for _ in 0..SEQ_RETRIES_MAX {
-            let counter = table.get(PK, SEQ_SK).await?;
-            let (seq, seq_op) = match &counter {
-                Some(c) => {
-                    let seq = c
+            let counter = match known {
+                Some(c) => Some(c),
+                None => table.get(PK, SEQ_SK).await?.map(|c| Counter {
+                    next: c
                         .data
                         .get("next")
                         .and_then(serde_json::Value::as_u64)
-                        .unwrap_or(1);
-                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": seq + 1 }))
+                        .unwrap_or(1),
+                    version: c.version,
+                }),
+            };
+            let (seq, seq_op, written) = match counter {
+                Some(c) => {
+                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": c.next + 1 }))
                         .with_version(c.version + 1);
-                    (seq, WriteOp::put_if_version(next, c.version))
+                    let written = Counter {
+                        next: c.next + 1,
+                        version: c.version + 1,
+                    };
+                    (c.next, WriteOp::put_if_version(next, c.version), written)
                 }
                 None => (
                     1,
                     WriteOp::put_if_absent(Item::new(PK, SEQ_SK, serde_json::json!({ "next": 2 }))),
+                    Counter {
+                        next: 2,
+                        version: 1,
+                    },
                 ),
             };
             let mut ops = vec![
@@ -298,9 +324,19 @@ impl InProcessQueue {
                 WriteOp::put_if_absent(Item::new(PK, msg_sk(seq), data.clone())),
             ];
             ops.extend(extra.iter().cloned());
-            match table.write(ops).await {
-                Ok(()) => return Ok(seq),
-                Err(StoreError::ConditionFailed { op_index: 0 | 1 }) => continue,
+            let result = table.write(ops).await;
+            let mut cached = self.inner.counter.lock().unwrap_or_else(|p| p.into_inner());
+            match result {
+                Ok(()) => {
+                    *cached = Some(written);
+                    return Ok(seq);
+                }
+                // Another writer moved the counter: read it again.
+                Err(StoreError::ConditionFailed { op_index: 0 | 1 }) => {
+                    *cached = None;
+                    known = None;
+                }
+                // Nothing was written: the counter is as it was.
                 Err(e) => return Err(e.into()),
             }
         }
