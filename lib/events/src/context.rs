@@ -33,19 +33,40 @@ struct Active {
     inner: Option<(&'static str, String, Value)>,
 }
 
-/// Finds the event that `id` belongs to among `events` (one read per event for a record
-/// inside an event; none for an event id).
+/// Finds the event that `id` belongs to: an event id is read by key; a record inside an event
+/// is looked for in the `newest` events first (one read per event), then, only when `older`
+/// ones exist, in all of them.
 async fn resolve_active(
     ctx: &Ctx,
-    events: &[Event],
+    newest: &[Event],
+    older: bool,
     id: &str,
 ) -> Result<Option<Active>, ServiceError> {
     if let Ok(e) = EventId::parse(id) {
-        return Ok(events.iter().any(|x| x.id == e).then_some(Active {
+        let exists =
+            newest.iter().any(|x| x.id == e) || ctx.get(&keys::event(ctx, &e)).await?.is_some();
+        return Ok(exists.then_some(Active {
             event: e,
             inner: None,
         }));
     }
+    if let Some(found) = find_record(ctx, newest.iter(), id).await? {
+        return Ok(Some(found));
+    }
+    if !older {
+        return Ok(None);
+    }
+    let all = events::scan_events(ctx).await?;
+    let rest = all.iter().filter(|e| !newest.iter().any(|n| n.id == e.id));
+    find_record(ctx, rest, id).await
+}
+
+/// The record `id` inside one of `events` (one read per event until it is found).
+async fn find_record(
+    ctx: &Ctx,
+    events: impl Iterator<Item = &Event>,
+    id: &str,
+) -> Result<Option<Active>, ServiceError> {
     for event in events {
         let (kind, key) = if let Ok(r) = RoomId::parse(id) {
             ("room", keys::room(ctx, &event.id, &r))
@@ -111,25 +132,32 @@ impl ContextSource for EventsContext {
             format!("User: {} (channel: {channel})", profile.name),
         ];
 
-        let all = events::scan_events(ctx).await?;
+        // The newest events only: the block lists at most CONTEXT_EVENTS_MAX, so reading more
+        // would make every turn cost more as the person's events pile up.
+        let (newest, older) = events::newest_events(ctx, CONTEXT_EVENTS_MAX).await?;
         let active = match active_record {
-            Some(id) => resolve_active(ctx, &all, id).await?,
+            Some(id) => resolve_active(ctx, &newest, older, id).await?,
             None => None,
         };
         let active_id = active.as_ref().map(|a| a.event.clone());
 
         // The newest events, and the active one even when it is older.
         let mut listed: Vec<Value> = Vec::new();
-        for (i, e) in all.iter().enumerate() {
+        for e in &newest {
             let is_active = active_id.as_ref() == Some(&e.id);
-            if i >= CONTEXT_EVENTS_MAX && !is_active {
-                continue;
-            }
             let mut v = views::event_brief(e, events::registered_count(ctx, &e.id).await?);
             v["active"] = json!(is_active);
             listed.push(v);
         }
-        let hidden = all.len() - listed.len();
+        if let Some(id) = &active_id
+            && !newest.iter().any(|e| &e.id == id)
+            && let Some(item) = ctx.get(&keys::event(ctx, id)).await?
+        {
+            let e: Event = item.parse()?;
+            let mut v = views::event_brief(&e, events::registered_count(ctx, &e.id).await?);
+            v["active"] = json!(true);
+            listed.push(v);
+        }
 
         let mut active_line = None;
         if let Some(a) = &active {
@@ -150,15 +178,15 @@ impl ContextSource for EventsContext {
         }
 
         let head = lines.join("\n");
-        let render = |listed: &[Value], hidden: usize, active: Option<&Value>| {
+        let render = |listed: &[Value], hidden: bool, active: Option<&Value>| {
             let mut out = head.clone();
             if listed.is_empty() {
                 out.push_str("\nEvents: none yet");
             } else {
                 out.push_str("\nEvents (newest first): ");
                 out.push_str(&json_text(&Value::Array(listed.to_vec())));
-                if hidden > 0 {
-                    out.push_str(&format!(" (+{hidden} older; use list_events)"));
+                if hidden {
+                    out.push_str(" (and older ones; use list_events)");
                 }
             }
             match active {
@@ -173,13 +201,13 @@ impl ContextSource for EventsContext {
 
         // Shrink to the bound: drop listed events that are not active (oldest first), then
         // the active event's room list, then cut.
-        let mut hidden = hidden;
+        let mut hidden = older;
         let mut text = render(&listed, hidden, active_line.as_ref());
         while text.chars().count() > CONTEXT_CHARS_MAX
             && let Some(pos) = listed.iter().rposition(|v| v["active"] != json!(true))
         {
             listed.remove(pos);
-            hidden += 1;
+            hidden = true;
             text = render(&listed, hidden, active_line.as_ref());
         }
         if text.chars().count() > CONTEXT_CHARS_MAX

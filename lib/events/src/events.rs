@@ -357,6 +357,50 @@ pub(crate) async fn scan_events(ctx: &Ctx) -> Result<Vec<Event>, ServiceError> {
     Ok(events)
 }
 
+/// The caller's `n` newest events, newest first, and whether older ones exist. Reads from the
+/// newest down and stops there, so the cost follows `n`, not how many events the caller has
+/// (the context block of every turn reads this; a full [`scan_events`] there made each turn
+/// slower than the last). Each step reads the last item before the previous event; when that
+/// is one of an event's records, the event's own row is read by key.
+pub(crate) async fn newest_events(ctx: &Ctx, n: usize) -> Result<(Vec<Event>, bool), ServiceError> {
+    let mut before = keys::EVENTS_END_SK.to_owned();
+    let mut events = Vec::new();
+    loop {
+        let query = Query::partition(ctx.user_pk())
+            .sort(SortKey::Between(
+                keys::EVENT_SK_PREFIX.to_owned(),
+                before.clone(),
+            ))
+            .descending()
+            .limit(2);
+        let page = ctx.table().query(&query).await?;
+        // `Between` includes its upper end: skip the bound itself.
+        let Some(item) = page.items.into_iter().find(|i| i.sk != before) else {
+            return Ok((events, false));
+        };
+        let rest = item
+            .sk
+            .strip_prefix(keys::EVENT_SK_PREFIX)
+            .unwrap_or_default();
+        let event_sk = match rest.split_once('#') {
+            Some((id, _record)) => format!("{}{id}", keys::EVENT_SK_PREFIX),
+            None => item.sk.clone(),
+        };
+        let row = if event_sk == item.sk {
+            Some(item)
+        } else {
+            ctx.get(&ctx.key(event_sk.clone())).await?
+        };
+        if let Some(row) = row {
+            if events.len() == n {
+                return Ok((events, true));
+            }
+            events.push(row.parse()?);
+        }
+        before = event_sk;
+    }
+}
+
 /// Checks the parts of an event that depend on each other.
 fn check_event(event: &Event) -> Result<(), ServiceError> {
     if event.end_time <= event.start_time {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use steward_events::EventsContext;
-use steward_events::limits::CONTEXT_CHARS_MAX;
+use steward_events::limits::{CONTEXT_CHARS_MAX, CONTEXT_EVENTS_MAX};
 use steward_harness::{Actor, ChannelName, ContextSource, UserId};
 
 use crate::support::{DAY1, World, seed, world};
@@ -104,7 +104,7 @@ async fn the_block_stays_within_its_bound(w: World) {
     assert_eq!(active["id"], s.event.as_str());
     let events: Value = serde_json::from_str(
         line(&text, "Events (newest first): ")
-            .split(" (+")
+            .split(" (and older")
             .next()
             .unwrap(),
     )
@@ -116,10 +116,70 @@ async fn the_block_stays_within_its_bound(w: World) {
             .iter()
             .any(|e| e["active"] == true)
     );
-    assert!(text.contains("older; use list_events)"), "{text}");
+    assert!(text.contains("(and older ones; use list_events)"), "{text}");
+}
+
+async fn only_the_newest_events_are_read_yet_an_older_active_one_is_shown(w: World) {
+    let u = w.account("alice").await;
+    let s = seed(&w, &u, true).await;
+    for i in 0..CONTEXT_EVENTS_MAX {
+        w.ok(
+            &u,
+            "create_event",
+            json!({"name": format!("Later {i}"), "dates": [DAY1]}),
+        )
+        .await;
+    }
+    let listed = |text: &str| -> Vec<Value> {
+        let events = line(text, "Events (newest first): ")
+            .split(" (and older")
+            .next()
+            .unwrap()
+            .to_owned();
+        serde_json::from_str::<Vec<Value>>(&events).unwrap()
+    };
+
+    // Nothing active: the newest CONTEXT_EVENTS_MAX, newest first, and a pointer to the rest.
+    let text = block(&w, &u, None).await;
+    let events = listed(&text);
+    assert_eq!(events.len(), CONTEXT_EVENTS_MAX);
+    assert_eq!(
+        events[0]["name"],
+        format!("Later {}", CONTEXT_EVENTS_MAX - 1)
+    );
+    assert!(events.iter().all(|e| e["id"] != s.event.as_str()));
+    assert!(text.contains("(and older ones; use list_events)"), "{text}");
+
+    // The oldest event made active by its id, or by a record inside it, is listed and shown.
+    for active in [s.event.clone(), s.rooms[0].clone()] {
+        let text = block(&w, &u, Some(&active)).await;
+        let events = listed(&text);
+        assert_eq!(events.len(), CONTEXT_EVENTS_MAX + 1, "{text}");
+        let last = events.last().unwrap();
+        assert_eq!(last["id"], s.event.as_str());
+        assert_eq!(last["active"], true);
+        assert_eq!(last["registered"], 1);
+        let shown: Value = serde_json::from_str(line(&text, "Active event: ")).unwrap();
+        assert_eq!(shown["id"], s.event.as_str());
+    }
+
+    // Exactly CONTEXT_EVENTS_MAX events: no pointer to older ones.
+    let b = w.account("bob").await;
+    for i in 0..CONTEXT_EVENTS_MAX {
+        w.ok(
+            &b,
+            "create_event",
+            json!({"name": format!("B {i}"), "dates": [DAY1]}),
+        )
+        .await;
+    }
+    let text = block(&w, &b, None).await;
+    assert_eq!(listed(&text).len(), CONTEXT_EVENTS_MAX);
+    assert!(!text.contains("older ones"), "{text}");
 }
 
 steward_store::backend_tests!(setup = world;
     the_block_says_when_who_and_what,
     the_block_stays_within_its_bound,
+    only_the_newest_events_are_read_yet_an_older_active_one_is_shown,
 );
