@@ -353,7 +353,9 @@ mod tests {
     fn debug_hides_the_token() {
         let s = TelegramSender::new(
             TelegramConfig::new("123:SECRET"),
-            steward_net::client_builder().build().unwrap(),
+            steward_net::client_builder()
+                .build()
+                .expect("an HTTP client"),
         );
         assert!(!format!("{s:?}").contains("SECRET"));
     }
