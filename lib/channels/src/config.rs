@@ -39,7 +39,7 @@ pub enum ConfigError {
 /// The HTTP client the senders share: rustls, with [`SEND_TIMEOUT_SECS`] and
 /// [`CONNECT_TIMEOUT_SECS`]. Build it once per process and clone it (clones share the pool).
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+    steward_net::client_builder()
         .timeout(Duration::from_secs(SEND_TIMEOUT_SECS))
         .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_SECS))
         .build()

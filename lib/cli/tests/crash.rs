@@ -265,7 +265,7 @@ struct Browser {
 impl Browser {
     fn new() -> Self {
         Self {
-            http: reqwest::Client::builder()
+            http: steward_net::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

@@ -202,7 +202,9 @@ async fn a_photo_of_a_programme_becomes_sessions_through_steward_serve() {
             "caption": "set this up"
         }
     });
-    let delivered = reqwest::Client::new()
+    let delivered = steward_net::client_builder()
+        .build()
+        .unwrap()
         .post(format!("{}/webhooks/telegram", server.base))
         .header("x-telegram-bot-api-secret-token", WEBHOOK_SECRET)
         .json(&update)

@@ -21,7 +21,13 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 }
 
 async fn scrape(base: &str) -> (u16, String) {
-    let res = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    let res = steward_net::client_builder()
+        .build()
+        .unwrap()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap();
     let status = res.status().as_u16();
     (status, res.text().await.unwrap())
 }
@@ -103,7 +109,9 @@ async fn a_turn_through_serve_moves_the_metrics_scraped_on_loopback() {
     assert!(after.contains("# TYPE steward_turn_latency_seconds histogram"));
 
     // A tunnel connects from loopback too: a forwarded request is refused.
-    let res = reqwest::Client::new()
+    let res = steward_net::client_builder()
+        .build()
+        .unwrap()
         .get(format!("{}/metrics", server.base))
         .header("X-Forwarded-For", "198.51.100.1")
         .send()

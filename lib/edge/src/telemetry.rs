@@ -368,7 +368,7 @@ impl ReqwestExporterClient {
     fn new(failures: Arc<FailureNotes>) -> Result<Self, TelemetryError> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|e| TelemetryError::Exporter(format!("no tokio runtime: {e}")))?;
-        let client = reqwest::Client::builder()
+        let client = steward_net::client_builder()
             .timeout(EXPORT_TIMEOUT)
             .connect_timeout(EXPORT_TIMEOUT)
             .build()

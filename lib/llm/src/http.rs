@@ -175,7 +175,7 @@ impl AnthropicClient {
             headers.insert("anthropic-beta", betas);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
+        let http = steward_net::client_builder()
             .default_headers(headers)
             .connect_timeout(Duration::from_secs(HTTP_CONNECT_TIMEOUT_SECS))
             .build()

@@ -99,7 +99,7 @@ impl OpenAiClient {
             headers.insert(AUTHORIZATION, value);
         }
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
+        let http = steward_net::client_builder()
             .default_headers(headers)
             .connect_timeout(Duration::from_secs(HTTP_CONNECT_TIMEOUT_SECS))
             .read_timeout(Duration::from_secs(OPENAI_READ_TIMEOUT_SECS))

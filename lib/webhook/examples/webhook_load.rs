@@ -243,7 +243,7 @@ async fn main() {
     let mut server = Server::start(&dir);
     let url = server.url.clone();
     let bodies: Arc<Vec<(Vec<u8>, String)>> = Arc::new((0..WARM_UP + requests).map(body).collect());
-    let client = reqwest::Client::builder()
+    let client = steward_net::client_builder()
         .pool_max_idle_per_host(concurrency)
         .build()
         .unwrap();

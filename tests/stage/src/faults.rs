@@ -34,7 +34,7 @@ impl FaultProxy {
     pub async fn start(upstream: &str, throttle_rate: f64) -> anyhow::Result<(Arc<Self>, String)> {
         let proxy = Arc::new(Self {
             upstream: upstream.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::builder().build()?,
+            http: steward_net::client_builder().build()?,
             throttle_rate,
             calls: Mutex::new(BTreeMap::new()),
             meter: crate::cost::Meter::default(),

@@ -61,7 +61,7 @@ impl Serve {
         let serve = Arc::new(Self {
             spec,
             child: Mutex::new(None),
-            http: reqwest::Client::builder()
+            http: steward_net::client_builder()
                 .timeout(Duration::from_secs(30))
                 .build()?,
             deliveries: AtomicU64::new(0),

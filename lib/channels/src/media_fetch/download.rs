@@ -15,7 +15,7 @@ use crate::config::CONNECT_TIMEOUT_SECS;
 /// hold one deadline over the whole fetch), and no redirects — a redirect could carry the access
 /// token, or the request, somewhere the host rule never saw; a 3xx answer is a provider failure.
 pub fn media_http_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+    steward_net::client_builder()
         .timeout(MEDIA_FETCH_TIMEOUT)
         .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_SECS))
         .redirect(reqwest::redirect::Policy::none())

@@ -351,7 +351,12 @@ mod tests {
 
     #[test]
     fn debug_hides_the_token() {
-        let s = TelegramSender::new(TelegramConfig::new("123:SECRET"), reqwest::Client::new());
+        let s = TelegramSender::new(
+            TelegramConfig::new("123:SECRET"),
+            steward_net::client_builder()
+                .build()
+                .expect("an HTTP client"),
+        );
         assert!(!format!("{s:?}").contains("SECRET"));
     }
 }

@@ -257,7 +257,7 @@ async fn telegram_refuses_a_wrong_secret(client: &Client, base: &Url) -> Outcome
 
 /// Runs every check against `base`, in order.
 pub async fn run_checks(base: &Url) -> Result<Vec<CheckResult>> {
-    let client = Client::builder()
+    let client = steward_net::client_builder()
         .timeout(REQUEST_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("steward-smoke/", env!("CARGO_PKG_VERSION")))

@@ -176,7 +176,7 @@ pub struct Browser {
 impl Browser {
     pub fn new() -> Self {
         Self {
-            http: reqwest::Client::builder()
+            http: steward_net::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

@@ -72,7 +72,7 @@ impl TestServer {
             url: format!("http://{addr}/mcp"),
             table,
             clock,
-            http: reqwest::Client::new(),
+            http: steward_net::client_builder().build().unwrap(),
             task,
         })
     }

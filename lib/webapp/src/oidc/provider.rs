@@ -85,7 +85,7 @@ struct TokenError {
 impl Provider {
     /// A provider for `settings`; nothing is fetched yet.
     pub fn new(settings: &OidcSettings) -> Self {
-        let http = reqwest::Client::builder()
+        let http = steward_net::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             // The issuer's endpoints answer directly; following a redirect could send a code

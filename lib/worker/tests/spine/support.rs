@@ -215,7 +215,7 @@ impl Stack {
         });
         Self {
             base: format!("http://{addr}"),
-            http: reqwest::Client::new(),
+            http: steward_net::client_builder().build().unwrap(),
             clock,
             table,
             model,

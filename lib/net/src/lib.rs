@@ -1,0 +1,43 @@
+//! The one place an outbound HTTP client starts: [`client_builder`].
+//!
+//! reqwest runs on rustls without a built-in crypto provider (its `rustls-tls` feature would
+//! link `ring` next to the `aws-lc-rs` that the AWS SDK and `jsonwebtoken` already use: two
+//! crypto libraries in every binary). Without a provider, reqwest panics when a client is
+//! built. [`client_builder`] installs `aws-lc-rs` as the process's default provider first,
+//! once, so a client built through it works in any order, in binaries and tests alike.
+
+use std::sync::Once;
+
+/// A `reqwest::ClientBuilder` whose TLS runs on rustls with the `aws-lc-rs` provider (and
+/// the Mozilla roots of `webpki-roots`). Use it instead of `reqwest::Client::builder()` or
+/// `reqwest::Client::new()`, which panic in this workspace when no provider is installed.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    install_tls_provider();
+    reqwest::Client::builder()
+}
+
+/// Installs `aws-lc-rs` as rustls' process-wide default crypto provider, once; later calls do
+/// nothing. [`client_builder`] calls it; code that builds a rustls configuration of its own
+/// without naming a provider calls it first.
+pub fn install_tls_provider() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // An `Err` means a provider was installed already (only code in this process can do
+        // that, and the workspace links no other provider): rustls keeps that one, which is
+        // just as able to make TLS connections, so there is nothing to handle.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_can_be_made_again_and_again() {
+        for _ in 0..3 {
+            assert!(client_builder().build().is_ok());
+        }
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
+}
