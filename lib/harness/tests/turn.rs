@@ -562,6 +562,10 @@ async fn replay_is_append_only_and_byte_stable(r: Rig) {
             serde_json::to_vec(&a.tools).unwrap(),
             serde_json::to_vec(&b.tools).unwrap()
         );
+        assert!(
+            Arc::ptr_eq(&a.tools, &b.tools),
+            "every request shares the one frozen tool list"
+        );
     }
     // The newest message carries the cache breakpoint; the context block is fresh each turn.
     let last = reqs.last().unwrap().messages.last().unwrap();

@@ -151,7 +151,7 @@ pub(crate) fn to_converse(
         None
     } else {
         let mut tools = Vec::with_capacity(request.tools.len() + 1);
-        for tool in &request.tools {
+        for tool in request.tools.iter() {
             let spec = bt::ToolSpecification::builder()
                 .name(&tool.name)
                 .description(&tool.description)

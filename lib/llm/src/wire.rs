@@ -12,6 +12,8 @@
 //!   map order (sorted keys, as no crate here enables `preserve_order`). So the same stored rows
 //!   always produce the same request bytes, which prompt caching and thinking signatures need.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -169,9 +171,11 @@ pub struct CreateRequest {
     pub system: Vec<SystemBlock>,
     /// The conversation so far, oldest first.
     pub messages: Vec<Message>,
-    /// Tools the model may call, in a fixed order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolSpec>,
+    /// Tools the model may call, in a fixed order. Shared, not copied: the harness builds the
+    /// list once at start-up and every request of every conversation points at it (copying
+    /// and freeing the tools' JSON schemas was a tenth of a turn's CPU).
+    #[serde(default, skip_serializing_if = "no_tools")]
+    pub tools: Arc<[ToolSpec]>,
     /// Reasoning configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<ThinkingConfig>,
@@ -183,6 +187,10 @@ pub struct CreateRequest {
     pub temperature: Option<f64>,
 }
 
+fn no_tools(tools: &Arc<[ToolSpec]>) -> bool {
+    tools.is_empty()
+}
+
 impl CreateRequest {
     /// A request with only the required fields set.
     pub fn new(model: impl Into<String>, max_tokens: u32, messages: Vec<Message>) -> Self {
@@ -191,7 +199,7 @@ impl CreateRequest {
             max_tokens,
             system: Vec::new(),
             messages,
-            tools: Vec::new(),
+            tools: Arc::from([]),
             thinking: None,
             output_config: None,
             temperature: None,

@@ -283,7 +283,8 @@ fn full_request() -> CreateRequest {
             description: "Creates an event.".to_owned(),
             input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
             cache_control: Some(CacheControl::ephemeral()),
-        }],
+        }]
+        .into(),
         thinking: Some(ThinkingConfig::adaptive()),
         output_config: Some(OutputConfig {
             effort: Some(Effort::Medium),

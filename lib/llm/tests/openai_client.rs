@@ -49,7 +49,7 @@ fn request(messages: Vec<Message>) -> CreateRequest {
         SystemBlock::new("You are Steward."),
         SystemBlock::new("Today is Tuesday.").cached(),
     ];
-    request.tools = vec![add_room_tool()];
+    request.tools = vec![add_room_tool()].into();
     request.thinking = Some(ThinkingConfig::adaptive());
     request.output_config = Some(OutputConfig {
         effort: Some(Effort::Medium),

@@ -5,6 +5,8 @@
 //! Changing the prompt or a tool description is a deliberate event: the snapshot test of the
 //! whole prefix shows the diff, and [`PROMPT_VERSION`] must be bumped with it.
 
+use std::sync::Arc;
+
 use steward_llm::{CacheControl, SystemBlock, ToolSpec};
 
 use crate::Registry;
@@ -22,7 +24,8 @@ const CORE_PROMPT: &str = include_str!("core.md");
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrozenPrefix {
     system: Vec<SystemBlock>,
-    tools: Vec<ToolSpec>,
+    /// Shared with every request (see [`FrozenPrefix::shared_tools`]).
+    tools: Arc<[ToolSpec]>,
 }
 
 impl FrozenPrefix {
@@ -51,7 +54,10 @@ impl FrozenPrefix {
         if let Some(last) = tools.last_mut() {
             last.cache_control = Some(CacheControl::ephemeral());
         }
-        Self { system, tools }
+        Self {
+            system,
+            tools: tools.into(),
+        }
     }
 
     /// The system blocks.
@@ -62,6 +68,11 @@ impl FrozenPrefix {
     /// The tools, in their fixed order.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+
+    /// The tools as a request takes them: the same list, shared, never copied.
+    pub fn shared_tools(&self) -> Arc<[ToolSpec]> {
+        Arc::clone(&self.tools)
     }
 
     /// The whole prefix as JSON (system, then tools): what the snapshot test pins.

@@ -464,7 +464,9 @@ impl Agent {
             sent.map_err(TurnError::Send)?;
         }
         conversation::finish(table, key, &input.message_id).await?;
-        tracing::info!(
+        // Debug, like every per-turn line: a turn's record is its metrics line and the turn
+        // inspector; an info line per step was most of the log and a share of a turn's CPU.
+        tracing::debug!(
             silent = reply.is_silent(),
             buttons = reply.buttons.len(),
             "turn finished"

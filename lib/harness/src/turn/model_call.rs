@@ -24,7 +24,7 @@ impl Agent {
     fn base_request(&self, messages: Vec<Message>, effort: Option<Effort>) -> CreateRequest {
         let mut req = CreateRequest::new(&self.settings.model, self.settings.max_tokens, messages);
         req.system = self.prefix.system().to_vec();
-        req.tools = self.prefix.tools().to_vec();
+        req.tools = self.prefix.shared_tools();
         if !self.is_lean() {
             req.thinking = self.settings.thinking.clone();
             req.output_config = effort.map(|e| OutputConfig { effort: Some(e) });
@@ -117,7 +117,9 @@ impl Agent {
         resp: &CreateResponse,
     ) {
         let u = &resp.usage;
-        tracing::info!(
+        // Debug, like every per-turn line: a turn's record is its metrics line and the turn
+        // inspector; an info line per step was most of the log and a share of a turn's CPU.
+        tracing::debug!(
             conversation = %conv,
             turn,
             input_tokens = u.input_tokens,

@@ -174,7 +174,9 @@ impl TurnWorker {
             || handle_inbound(&self.agent, &message, sender, &self.links).instrument(span.clone()),
         )
         .await?;
-        tracing::info!(
+        // Debug, like every per-turn line: a turn's record is its metrics line and the turn
+        // inspector; an info line per step was most of the log and a share of a turn's CPU.
+        tracing::debug!(
             conversation = %message.conversation_key(),
             message = %message.provider_message_id,
             outcome = outcome_name(&outcome),
