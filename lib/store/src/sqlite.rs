@@ -20,6 +20,12 @@ use crate::{
 /// How long a writer waits for another process's write lock before reporting `Throttled`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// SQLite's page cache, in KiB (the pragma's negative form). The default 2 MiB is smaller than
+/// a busy `steward serve`'s working set (conversations, queue, events), so pages were read
+/// back from the file again and again (about a hundred `pread`s per turn in issue #16's
+/// benchmark). 8 MiB holds it; it is an upper bound, filled only as pages are used.
+const PAGE_CACHE_KIB: i64 = 8 * 1024;
+
 /// Prepared statements kept per connection: the fixed ones (get, the conditional check, put,
 /// delete, begin, commit) plus every shape of query (each sort condition, order and cursor is
 /// its own SQL text), with room to spare. SQLite's parser was a tenth of a turn's CPU while
@@ -110,6 +116,8 @@ impl SqliteTable {
             .map_err(backend)?;
         conn.execute_batch(SCHEMA).map_err(backend)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
+            .map_err(backend)?;
         // The query planner's stability guarantee: a cached statement keeps its plan when new
         // values are bound. Without it, this bundled SQLite (built with STAT4) re-prepares a
         // range query on every bind, which cost more than running it; the table has one
