@@ -3,7 +3,7 @@
 //! server in a child process so its CPU time is its own.
 //!
 //! ```text
-//! cargo run --release -p steward-webhook --example webhook_load -- [REQUESTS] [CONCURRENCY]
+//! cargo run --profile profiling -p steward-webhook --example webhook_load -- [REQUESTS] [CONCURRENCY]
 //! ```
 //!
 //! Defaults: 5,000 requests per phase (after 200 warm-up requests), 32 concurrent clients, at
