@@ -78,14 +78,19 @@ step "cargo lambda build --release --arm64 (the template's default Architecture)
 # full profile. The rustup target aarch64-unknown-linux-gnu is added when missing (a download
 # from rustup's servers); no system cross-compiler is needed.
 # The release profile's per-package opt-levels in Cargo.toml (dependencies at "z", the hot ones
-# at 3) outrank CARGO_PROFILE_RELEASE_OPT_LEVEL; when CI picks opt-level 1, every package
-# override gets opt-level 1 too (`--config`), so CI compiles no slower than before. A caller
-# who sets CARGO_PROFILE_RELEASE_OPT_LEVEL keeps Cargo.toml's overrides.
-quick_overrides=()
-if [ -z "${CARGO_PROFILE_RELEASE_OPT_LEVEL:-}" ]; then
-  while read -r package; do
-    [ -n "$package" ] && quick_overrides+=(--config "profile.release.package.\"$package\".opt-level=1")
-  done < <(python3 -c 'import tomllib; print("\n".join(tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"].get("package", {})))')
+# at 3) outrank CARGO_PROFILE_RELEASE_OPT_LEVEL, and no environment variable can name them. When
+# CI picks opt-level 1, every package override gets opt-level 1 too, through a cargo config
+# file in the repository's `.cargo/` that both `cargo lambda build` and `sam build` (which
+# builds in place) read, and that is removed on exit; so CI compiles each dependency once, no
+# slower than before. A caller who sets CARGO_PROFILE_RELEASE_OPT_LEVEL keeps Cargo.toml's
+# overrides; an existing `.cargo/config.toml` is never touched.
+if [ -z "${CARGO_PROFILE_RELEASE_OPT_LEVEL:-}" ] && [ ! -e .cargo/config.toml ]; then
+  made_cargo_dir=0
+  [ -d .cargo ] || { mkdir .cargo; made_cargo_dir=1; }
+  python3 -c 'import tomllib
+for p in tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"].get("package", {}):
+    print(f"[profile.release.package.\"{p}\"]\nopt-level = 1")' > .cargo/config.toml
+  trap 'rm -f .cargo/config.toml; [ "$made_cargo_dir" = 1 ] && rmdir .cargo 2>/dev/null; true' EXIT
 fi
 export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-64}"
@@ -98,7 +103,7 @@ fi
 # One function at a time: Cargo unifies features across the packages of one build, so building
 # the four together would give each the store adapters and model clients of all of them.
 for f in "${FUNCTIONS[@]}"; do
-  cargo lambda build --release --locked --arm64 "${quick_overrides[@]}" -p "steward-fn-$f" --bin "$f"
+  cargo lambda build --release --locked --arm64 -p "steward-fn-$f" --bin "$f"
 done
 for f in "${FUNCTIONS[@]}"; do
   bootstrap="$CARGO_TARGET_DIR/lambda/$f/bootstrap"
