@@ -85,12 +85,12 @@ impl State {
             b: p.start + inst.sessions[s].dur,
             s,
         };
-        self.room[p.room * days + p.day].push(busy);
+        insert_sorted(&mut self.room[p.room * days + p.day], busy);
         for &sp in &inst.sessions[s].speakers {
-            self.speaker[sp * days + p.day].push(busy);
+            insert_sorted(&mut self.speaker[sp * days + p.day], busy);
         }
         if let Some(t) = inst.sessions[s].track {
-            self.track[t * days + p.day].push(busy);
+            insert_sorted(&mut self.track[t * days + p.day], busy);
         }
         self.pos[s] = Some(p);
     }
@@ -100,7 +100,7 @@ impl State {
         let days = self.lunch.len();
         let drop = |list: &mut Vec<Busy>| {
             if let Some(k) = list.iter().position(|b| b.s == s) {
-                list.swap_remove(k);
+                list.remove(k);
             }
         };
         drop(&mut self.room[p.room * days + p.day]);
@@ -112,6 +112,33 @@ impl State {
         }
         Some(p)
     }
+}
+
+/// Inserts `busy` into a list kept in order of start (equal starts: in insertion order), so
+/// [`earliest_from`] can clear a list in one pass.
+fn insert_sorted(list: &mut Vec<Busy>, busy: Busy) {
+    let k = list.partition_point(|b| b.a <= busy.a);
+    list.insert(k, busy);
+}
+
+/// The first start at or after `t` that clears every interval of `list` (sorted by start) by
+/// `gap` minutes on both sides, for a session of `dur` minutes; intervals of session `s` itself
+/// do not count.
+///
+/// One pass in order of start: an interval in the way moves `t` to its end plus `gap` (no
+/// earlier start clears it), and once an interval starts at or after `t + dur + gap`, so do
+/// all that follow.
+#[inline]
+fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32) -> i32 {
+    for b in list {
+        if b.a >= t + dur + gap {
+            break;
+        }
+        if t < b.b + gap && b.s != s {
+            t = b.b + gap;
+        }
+    }
+    t
 }
 
 /// The earliest start of session `s` in room `r` on day `d` that honours the constraints in
@@ -145,12 +172,37 @@ fn earliest_from(
     max_end: i32,
     mask: Mask,
 ) -> Option<i32> {
-    let (r, d) = (from.room, from.day);
+    earliest_in(
+        inst,
+        state,
+        s,
+        Some(from.room),
+        from.day,
+        from.start,
+        max_end,
+        mask,
+    )
+}
+
+/// [`earliest_from`] in `room` on day `d`; with no room, the least start that honours what
+/// every room of the day shares (day hours, lunch, speakers, track, prerequisites without the
+/// changeover a shared room adds), so no room can offer an earlier one.
+#[allow(clippy::too_many_arguments)]
+fn earliest_in(
+    inst: &Inst,
+    state: &State,
+    s: usize,
+    room: Option<usize>,
+    d: usize,
+    start: i32,
+    max_end: i32,
+    mask: Mask,
+) -> Option<i32> {
     let sess = &inst.sessions[s];
     let day = &inst.days[d];
     let days = inst.days.len();
     let dur = sess.dur;
-    let mut t = from.start.max(day.start);
+    let mut t = start.max(day.start);
     let mut deadline = day.end.min(max_end);
     if mask.has(Mask::DEPS) {
         for &p in &sess.preds {
@@ -159,7 +211,7 @@ fn earliest_from(
                     return None;
                 }
                 if pp.day == d {
-                    let gap = if pp.room == r { inst.co } else { 0 };
+                    let gap = if Some(pp.room) == room { inst.co } else { 0 };
                     t = t.max(pp.start + inst.sessions[p].dur + gap);
                 }
             }
@@ -170,72 +222,67 @@ fn earliest_from(
                     return None;
                 }
                 if qq.day == d {
-                    let gap = if qq.room == r { inst.co } else { 0 };
+                    let gap = if Some(qq.room) == room { inst.co } else { 0 };
                     deadline = deadline.min(qq.start - gap);
                 }
             }
         }
     }
-    let windows = &inst.rooms[r].windows[d];
-    'search: loop {
+    let whole_day = [(day.start, day.end)];
+    let (windows, busy): (&[(i32, i32)], &[Busy]) = match room {
+        Some(r) if mask.has(Mask::ROOM) => (&inst.rooms[r].windows[d], &state.room[r * days + d]),
+        Some(r) => (&inst.rooms[r].windows[d], &[]),
+        None => (&whole_day, &[]),
+    };
+    let lunch = state.lunch[d];
+    let track: &[Busy] = match sess.track {
+        Some(tr) if mask.has(Mask::TRACK) => &state.track[tr * days + d],
+        _ => &[],
+    };
+    // Each constraint in turn moves `t` to the first start that clears it (never past a
+    // feasible one); a full pass that moves nothing has found the least feasible start, the
+    // same whatever the order of the checks and of the busy lists.
+    loop {
         if t + dur > deadline {
             return None;
         }
+        let before = t;
         // Inside one availability window.
         match windows.iter().find(|&&(_, b)| b > t) {
             None => return None,
             Some(&(a, b)) => {
                 if a > t {
                     t = a;
-                    continue 'search;
+                    continue;
                 }
                 if t + dur > b {
                     match windows.iter().find(|&&(a2, _)| a2 >= b) {
                         Some(&(a2, _)) => {
                             t = a2;
-                            continue 'search;
+                            continue;
                         }
                         None => return None,
                     }
                 }
             }
         }
-        if let Some(l) = state.lunch[d]
+        if let Some(l) = lunch
             && t < l + inst.lunch_len
             && l < t + dur
         {
             t = l + inst.lunch_len;
-            continue 'search;
+            continue;
         }
-        if mask.has(Mask::ROOM) {
-            for b in &state.room[r * days + d] {
-                if t < b.b + inst.co && b.a < t + dur + inst.co {
-                    t = b.b + inst.co;
-                    continue 'search;
-                }
-            }
-        }
+        t = clear_of(busy, usize::MAX, t, dur, inst.co);
         if mask.has(Mask::SPEAKERS) {
             for &sp in &sess.speakers {
-                for b in &state.speaker[sp * days + d] {
-                    if b.s != s && t < b.b + inst.rest && b.a < t + dur + inst.rest {
-                        t = b.b + inst.rest;
-                        continue 'search;
-                    }
-                }
+                t = clear_of(&state.speaker[sp * days + d], s, t, dur, inst.rest);
             }
         }
-        if mask.has(Mask::TRACK)
-            && let Some(tr) = sess.track
-        {
-            for b in &state.track[tr * days + d] {
-                if b.s != s && t < b.b && b.a < t + dur {
-                    t = b.b;
-                    continue 'search;
-                }
-            }
+        t = clear_of(track, s, t, dur, 0);
+        if t == before {
+            return Some(t);
         }
-        return Some(t);
     }
 }
 
@@ -451,13 +498,19 @@ impl Search<'_> {
         let mut best: Option<(i32, Pos)> = None;
         let dur = inst.sessions[s].dur;
         for d in 0..inst.days.len() {
+            // No room starts earlier than what the rooms share allows (and when that is
+            // nothing, no room has a start).
+            let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
+            let Some(common) = earliest_in(inst, st, s, None, d, 0, max_end, Mask::ALL) else {
+                continue;
+            };
             for &r in &inst.sessions[s].rooms {
                 // Only a strictly earlier end can win, so stop looking past the best so far.
                 let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
                 let from = Pos {
                     room: r,
                     day: d,
-                    start: inst.days[d].start,
+                    start: common,
                 };
                 if let Some(t) = earliest_from(inst, st, s, from, max_end, Mask::ALL) {
                     let end = t + dur;
