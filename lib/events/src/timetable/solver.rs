@@ -18,6 +18,8 @@
 //! still-valid previous placement (replanning only), the latest finish time of any day, the
 //! sum of each day's finish time, the sum of every session's end.
 
+use std::cell::Cell;
+
 use super::instance::{Inst, Mask, Pos};
 use super::rng::Rng;
 
@@ -47,7 +49,6 @@ pub(crate) struct Busy {
 }
 
 /// A partial or complete timetable during search.
-#[derive(Clone)]
 pub(crate) struct State {
     pub pos: Vec<Option<Pos>>,
     /// Indexed `[room * days + day]`.
@@ -58,6 +59,28 @@ pub(crate) struct State {
     track: Vec<Vec<Busy>>,
     /// Lunch start per day (days without lunch: `None`).
     pub lunch: Vec<Option<i32>>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            pos: self.pos.clone(),
+            room: self.room.clone(),
+            speaker: self.speaker.clone(),
+            track: self.track.clone(),
+            lunch: self.lunch.clone(),
+        }
+    }
+
+    /// Copies into the lists already allocated (the search keeps its best state this way
+    /// every time it improves).
+    fn clone_from(&mut self, source: &State) {
+        self.pos.clone_from(&source.pos);
+        self.room.clone_from(&source.room);
+        self.speaker.clone_from(&source.speaker);
+        self.track.clone_from(&source.track);
+        self.lunch.clone_from(&source.lunch);
+    }
 }
 
 impl State {
@@ -98,8 +121,15 @@ impl State {
     fn remove(&mut self, inst: &Inst, s: usize) -> Option<Pos> {
         let p = self.pos[s].take()?;
         let days = self.lunch.len();
+        // Lists are in order of start: look among the intervals that start with this one.
         let drop = |list: &mut Vec<Busy>| {
-            if let Some(k) = list.iter().position(|b| b.s == s) {
+            let from = list.partition_point(|b| b.a < p.start);
+            let k = list[from..]
+                .iter()
+                .position(|b| b.s == s)
+                .map(|k| from + k)
+                .or_else(|| list.iter().position(|b| b.s == s));
+            if let Some(k) = k {
                 list.remove(k);
             }
         };
@@ -127,10 +157,12 @@ fn insert_sorted(list: &mut Vec<Busy>, busy: Busy) {
 ///
 /// One pass in order of start: an interval in the way moves `t` to its end plus `gap` (no
 /// earlier start clears it), and once an interval starts at or after `t + dur + gap`, so do
-/// all that follow.
+/// all that follow. Intervals that start `reach` (the longest session plus `gap`) or more
+/// before `t` end in time whatever their length, so the pass begins after them.
 #[inline]
-fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32) -> i32 {
-    for b in list {
+fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32, reach: i32) -> i32 {
+    let skip = list.partition_point(|b| b.a + reach <= t);
+    for b in &list[skip..] {
         if b.a >= t + dur + gap {
             break;
         }
@@ -273,13 +305,14 @@ fn earliest_in(
             t = l + inst.lunch_len;
             continue;
         }
-        t = clear_of(busy, usize::MAX, t, dur, inst.co);
+        t = clear_of(busy, usize::MAX, t, dur, inst.co, inst.max_dur + inst.co);
         if mask.has(Mask::SPEAKERS) {
             for &sp in &sess.speakers {
-                t = clear_of(&state.speaker[sp * days + d], s, t, dur, inst.rest);
+                let list = &state.speaker[sp * days + d];
+                t = clear_of(list, s, t, dur, inst.rest, inst.max_dur + inst.rest);
             }
         }
-        t = clear_of(track, s, t, dur, 0);
+        t = clear_of(track, s, t, dur, 0, inst.max_dur);
         if t == before {
             return Some(t);
         }
@@ -324,6 +357,14 @@ struct Search<'a> {
     speaker_load: Vec<i32>,
     /// A lower bound on the latest finish: no timetable can end before it.
     floor: i32,
+    /// The unperturbed priority keys of each rule ([`Search::keys`]), computed once.
+    base_keys: Vec<Vec<i64>>,
+    /// Buffers reused from round to round instead of allocated each time: the perturbed keys,
+    /// [`Search::insert_all`]'s waiting flags (all false between calls) and
+    /// [`Search::score`]'s finish per day.
+    keys_buf: Cell<Vec<i64>>,
+    waiting_buf: Cell<Vec<bool>>,
+    finish_buf: Cell<Vec<i32>>,
 }
 
 /// Runs the search; returns the best state found (possibly with unplaced sessions).
@@ -340,14 +381,19 @@ pub(crate) fn search(inst: &Inst, fixed: &Fixed) -> State {
         .iter()
         .map(|s| s.speakers.iter().map(|&sp| load[sp]).max().unwrap_or(0))
         .collect();
-    let search = Search {
+    let mut search = Search {
         inst,
         fixed,
         lunch_options: lunch_options(inst, fixed),
         floor: floor(inst, fixed),
         tails,
         speaker_load,
+        base_keys: Vec::new(),
+        keys_buf: Cell::new(Vec::new()),
+        waiting_buf: Cell::new(vec![false; inst.sessions.len()]),
+        finish_buf: Cell::new(Vec::new()),
     };
+    search.base_keys = (0..4).map(|rule| search.keys(rule)).collect();
     search.run()
 }
 
@@ -425,7 +471,9 @@ impl Search<'_> {
         let inst = self.inst;
         let mut unplaced = 0;
         let mut moved = 0;
-        let mut finish = vec![i32::MIN; inst.days.len()];
+        let mut finish = self.finish_buf.take();
+        finish.clear();
+        finish.resize(inst.days.len(), i32::MIN);
         let mut end_sum = 0i64;
         for (s, p) in st.pos.iter().enumerate() {
             match p {
@@ -446,13 +494,15 @@ impl Search<'_> {
             }
         }
         let placed_days = finish.iter().filter(|&&f| f > i32::MIN);
-        Score {
+        let score = Score {
             unplaced,
             moved,
             latest: placed_days.clone().copied().max().unwrap_or(0),
             day_sum: placed_days.sum(),
             end_sum,
-        }
+        };
+        self.finish_buf.set(finish);
+        score
     }
 
     /// Start state: fixed placements and fixed lunches, nothing else.
@@ -534,7 +584,8 @@ impl Search<'_> {
     /// predecessor that is still waiting in `todo`.
     fn insert_all(&self, st: &mut State, mut todo: Vec<usize>, key: &[i64]) {
         todo.sort_by_key(|&s| (std::cmp::Reverse(key[s]), s));
-        let mut waiting = vec![false; self.n()];
+        let mut waiting = self.waiting_buf.take();
+        waiting.resize(self.n(), false);
         for &s in &todo {
             waiting[s] = true;
         }
@@ -549,11 +600,14 @@ impl Search<'_> {
                 st.place(self.inst, s, p);
             }
         }
+        // Every flag set was cleared as its session left `todo`.
+        self.waiting_buf.set(waiting);
     }
 
-    fn keys(&self, rule: usize, rng: Option<&mut Rng>) -> Vec<i64> {
+    /// The priority keys of construction rule `rule` (higher first).
+    fn keys(&self, rule: usize) -> Vec<i64> {
         let inst = self.inst;
-        let mut keys: Vec<i64> = (0..self.n())
+        (0..self.n())
             .map(|s| {
                 let sess = &inst.sessions[s];
                 let tail = i64::from(self.tails[s]);
@@ -567,20 +621,12 @@ impl Search<'_> {
                     _ => (dur * 1000 + tail) * 1000 + load,
                 }
             })
-            .collect();
-        if let Some(rng) = rng {
-            // Perturb: a random factor up to ±25 % shuffles near-equal priorities.
-            for k in &mut keys {
-                let f = 75 + rng.below(51) as i64;
-                *k = *k / 100 * f;
-            }
-        }
-        keys
+            .collect()
     }
 
     fn construct(&self, rule: usize, lunch_pick: usize, lunch_variants: usize) -> State {
         let mut st = self.base(lunch_pick, lunch_variants);
-        let keys = self.keys(rule, None);
+        let keys = &self.base_keys[rule % 4];
         // Preferred (previous) placements go in first so they keep their place.
         let mut preferred: Vec<usize> = (0..self.n())
             .filter(|&s| !self.is_fixed(s) && self.fixed.preferred[s].is_some())
@@ -594,7 +640,7 @@ impl Search<'_> {
         let todo: Vec<usize> = (0..self.n())
             .filter(|&s| st.pos[s].is_none() && !self.is_fixed(s))
             .collect();
-        self.insert_all(&mut st, todo, &keys);
+        self.insert_all(&mut st, todo, keys);
         st
     }
 
@@ -694,7 +740,7 @@ impl Search<'_> {
                 cur_score = sc;
                 if sc < best_score {
                     best_score = sc;
-                    best = cur.clone();
+                    best.clone_from(&cur);
                     since_best = 0;
                 }
             } else {
@@ -850,11 +896,19 @@ impl Search<'_> {
                 undo.before.push((s, None));
             }
         }
-        let mut keys = self.keys(rng.below(4), Some(rng));
+        // The rule's keys, each scaled by a random factor of 75 to 125 % that shuffles
+        // near-equal priorities.
+        let mut keys = self.keys_buf.take();
+        keys.clone_from(&self.base_keys[rng.below(4)]);
+        for k in &mut keys {
+            let f = 75 + rng.below(51) as i64;
+            *k = *k / 100 * f;
+        }
         if let Some(u) = first {
             keys[u] = i64::MAX;
         }
         self.insert_all(st, todo, &keys);
+        self.keys_buf.set(keys);
         undo
     }
 
