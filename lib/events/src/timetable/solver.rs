@@ -272,50 +272,56 @@ fn earliest_in(
         _ => &[],
     };
     // Each constraint in turn moves `t` to the first start that clears it (never past a
-    // feasible one); a full pass that moves nothing has found the least feasible start, the
-    // same whatever the order of the checks and of the busy lists.
+    // feasible one), round and round; once every constraint in a row has left `t` where it
+    // was, `t` is the least feasible start, the same whatever the order of the checks and of
+    // the busy lists. Steps: 0 the windows and lunch, 1 the room, 2 the track, then each
+    // speaker.
+    let speakers: &[usize] = if mask.has(Mask::SPEAKERS) {
+        &sess.speakers
+    } else {
+        &[]
+    };
+    let steps = 3 + speakers.len();
+    let mut step = 0;
+    let mut calm = 0;
     loop {
         if t + dur > deadline {
             return None;
         }
-        let before = t;
-        // Inside one availability window.
-        match windows.iter().find(|&&(_, b)| b > t) {
-            None => return None,
-            Some(&(a, b)) => {
-                if a > t {
-                    t = a;
-                    continue;
-                }
-                if t + dur > b {
-                    match windows.iter().find(|&&(a2, _)| a2 >= b) {
-                        Some(&(a2, _)) => {
-                            t = a2;
-                            continue;
-                        }
-                        None => return None,
+        let next = match step {
+            0 => {
+                // Inside one availability window (sorted and merged), then clear of lunch.
+                let mut next = None;
+                for &(a, b) in windows {
+                    let x = t.max(a);
+                    if x + dur <= b {
+                        next = Some(x);
+                        break;
                     }
                 }
+                let x = next?;
+                match lunch {
+                    Some(l) if x < l + inst.lunch_len && l < x + dur => l + inst.lunch_len,
+                    _ => x,
+                }
             }
-        }
-        if let Some(l) = lunch
-            && t < l + inst.lunch_len
-            && l < t + dur
-        {
-            t = l + inst.lunch_len;
-            continue;
-        }
-        t = clear_of(busy, usize::MAX, t, dur, inst.co, inst.max_dur + inst.co);
-        if mask.has(Mask::SPEAKERS) {
-            for &sp in &sess.speakers {
-                let list = &state.speaker[sp * days + d];
-                t = clear_of(list, s, t, dur, inst.rest, inst.max_dur + inst.rest);
+            1 => clear_of(busy, usize::MAX, t, dur, inst.co, inst.max_dur + inst.co),
+            2 => clear_of(track, s, t, dur, 0, inst.max_dur),
+            k => {
+                let list = &state.speaker[speakers[k - 3] * days + d];
+                clear_of(list, s, t, dur, inst.rest, inst.max_dur + inst.rest)
             }
+        };
+        if next == t {
+            calm += 1;
+            if calm == steps {
+                return Some(t);
+            }
+        } else {
+            t = next;
+            calm = 1;
         }
-        t = clear_of(track, s, t, dur, 0, inst.max_dur);
-        if t == before {
-            return Some(t);
-        }
+        step = if step + 1 == steps { 0 } else { step + 1 };
     }
 }
 
@@ -557,6 +563,10 @@ impl Search<'_> {
             for &r in &inst.sessions[s].rooms {
                 // Only a strictly earlier end can win, so stop looking past the best so far.
                 let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
+                if common + dur > max_end {
+                    // No room of this day can start before `common`.
+                    break;
+                }
                 let from = Pos {
                     room: r,
                     day: d,
