@@ -67,8 +67,6 @@ pub(crate) struct Inst {
     pub co: i32,
     pub rest: i32,
     pub lunch_len: i32,
-    /// The longest session, in minutes (0 without sessions).
-    pub max_dur: i32,
     pub days: Vec<DayI>,
     pub rooms: Vec<RoomI>,
     pub sessions: Vec<SessI>,
@@ -361,7 +359,6 @@ impl Inst {
             co: i32::from(input.changeover_minutes),
             rest: i32::from(input.speaker_rest_minutes),
             lunch_len,
-            max_dur: sessions.iter().map(|s| s.dur).max().unwrap_or(0),
             days,
             rooms,
             sessions,

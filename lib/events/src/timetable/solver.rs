@@ -157,12 +157,11 @@ fn insert_sorted(list: &mut Vec<Busy>, busy: Busy) {
 ///
 /// One pass in order of start: an interval in the way moves `t` to its end plus `gap` (no
 /// earlier start clears it), and once an interval starts at or after `t + dur + gap`, so do
-/// all that follow. Intervals that start `reach` (the longest session plus `gap`) or more
-/// before `t` end in time whatever their length, so the pass begins after them.
+/// all that follow. (The lists are short: a binary search past the intervals that end
+/// before `t` costs more than it saves.)
 #[inline]
-fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32, reach: i32) -> i32 {
-    let skip = list.partition_point(|b| b.a + reach <= t);
-    for b in &list[skip..] {
+fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32) -> i32 {
+    for b in list {
         if b.a >= t + dur + gap {
             break;
         }
@@ -213,12 +212,16 @@ fn earliest_from(
         from.start,
         max_end,
         mask,
+        false,
     )
 }
 
 /// [`earliest_from`] in `room` on day `d`; with no room, the least start that honours what
 /// every room of the day shares (day hours, lunch, speakers, track, prerequisites without the
 /// changeover a shared room adds), so no room can offer an earlier one.
+///
+/// `shared_clear`: `start` is known to clear lunch, the track and the speakers (it is what
+/// the call without a room returned), so unless the room moves it, it needs no second look.
 #[allow(clippy::too_many_arguments)]
 fn earliest_in(
     inst: &Inst,
@@ -229,6 +232,7 @@ fn earliest_in(
     start: i32,
     max_end: i32,
     mask: Mask,
+    shared_clear: bool,
 ) -> Option<i32> {
     let sess = &inst.sessions[s];
     let day = &inst.days[d];
@@ -283,7 +287,13 @@ fn earliest_in(
     };
     let steps = 3 + speakers.len();
     let mut step = 0;
-    let mut calm = 0;
+    // Steps 2.. (track, speakers) come just before step 0 in the round: when `start` clears
+    // them and nothing moved it, they count as already passed.
+    let mut calm = if shared_clear && t == start {
+        steps - 2
+    } else {
+        0
+    };
     loop {
         if t + dur > deadline {
             return None;
@@ -305,11 +315,11 @@ fn earliest_in(
                     _ => x,
                 }
             }
-            1 => clear_of(busy, usize::MAX, t, dur, inst.co, inst.max_dur + inst.co),
-            2 => clear_of(track, s, t, dur, 0, inst.max_dur),
+            1 => clear_of(busy, usize::MAX, t, dur, inst.co),
+            2 => clear_of(track, s, t, dur, 0),
             k => {
                 let list = &state.speaker[speakers[k - 3] * days + d];
-                clear_of(list, s, t, dur, inst.rest, inst.max_dur + inst.rest)
+                clear_of(list, s, t, dur, inst.rest)
             }
         };
         if next == t {
@@ -557,7 +567,8 @@ impl Search<'_> {
             // No room starts earlier than what the rooms share allows (and when that is
             // nothing, no room has a start).
             let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
-            let Some(common) = earliest_in(inst, st, s, None, d, 0, max_end, Mask::ALL) else {
+            let Some(common) = earliest_in(inst, st, s, None, d, 0, max_end, Mask::ALL, false)
+            else {
                 continue;
             };
             for &r in &inst.sessions[s].rooms {
@@ -567,12 +578,8 @@ impl Search<'_> {
                     // No room of this day can start before `common`.
                     break;
                 }
-                let from = Pos {
-                    room: r,
-                    day: d,
-                    start: common,
-                };
-                if let Some(t) = earliest_from(inst, st, s, from, max_end, Mask::ALL) {
+                let found = earliest_in(inst, st, s, Some(r), d, common, max_end, Mask::ALL, true);
+                if let Some(t) = found {
                     let end = t + dur;
                     if best.is_none_or(|(e, _)| end < e) {
                         best = Some((
