@@ -158,15 +158,19 @@ fn insert_sorted(list: &mut Vec<Busy>, busy: Busy) {
 /// One pass in order of start: an interval in the way moves `t` to its end plus `gap` (no
 /// earlier start clears it), and once an interval starts at or after `t + dur + gap`, so do
 /// all that follow. (The lists are short: a binary search past the intervals that end
-/// before `t` costs more than it saves.)
+/// before `t` costs more than it saves.) Stops as soon as `t` passes `last`, the latest start
+/// the caller can use.
 #[inline]
-fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32) -> i32 {
+fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32, last: i32) -> i32 {
     for b in list {
         if b.a >= t + dur + gap {
             break;
         }
         if t < b.b + gap && b.s != s {
             t = b.b + gap;
+            if t > last {
+                break;
+            }
         }
     }
     t
@@ -315,11 +319,11 @@ fn earliest_in(
                     _ => x,
                 }
             }
-            1 => clear_of(busy, usize::MAX, t, dur, inst.co),
-            2 => clear_of(track, s, t, dur, 0),
+            1 => clear_of(busy, usize::MAX, t, dur, inst.co, deadline - dur),
+            2 => clear_of(track, s, t, dur, 0, deadline - dur),
             k => {
                 let list = &state.speaker[speakers[k - 3] * days + d];
-                clear_of(list, s, t, dur, inst.rest)
+                clear_of(list, s, t, dur, inst.rest, deadline - dur)
             }
         };
         if next == t {
