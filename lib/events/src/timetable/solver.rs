@@ -18,6 +18,8 @@
 //! still-valid previous placement (replanning only), the latest finish time of any day, the
 //! sum of each day's finish time, the sum of every session's end.
 
+use std::cell::Cell;
+
 use super::instance::{Inst, Mask, Pos};
 use super::rng::Rng;
 
@@ -47,7 +49,6 @@ pub(crate) struct Busy {
 }
 
 /// A partial or complete timetable during search.
-#[derive(Clone)]
 pub(crate) struct State {
     pub pos: Vec<Option<Pos>>,
     /// Indexed `[room * days + day]`.
@@ -58,6 +59,28 @@ pub(crate) struct State {
     track: Vec<Vec<Busy>>,
     /// Lunch start per day (days without lunch: `None`).
     pub lunch: Vec<Option<i32>>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            pos: self.pos.clone(),
+            room: self.room.clone(),
+            speaker: self.speaker.clone(),
+            track: self.track.clone(),
+            lunch: self.lunch.clone(),
+        }
+    }
+
+    /// Copies into the lists already allocated (the search keeps its best state this way
+    /// every time it improves).
+    fn clone_from(&mut self, source: &State) {
+        self.pos.clone_from(&source.pos);
+        self.room.clone_from(&source.room);
+        self.speaker.clone_from(&source.speaker);
+        self.track.clone_from(&source.track);
+        self.lunch.clone_from(&source.lunch);
+    }
 }
 
 impl State {
@@ -85,12 +108,12 @@ impl State {
             b: p.start + inst.sessions[s].dur,
             s,
         };
-        self.room[p.room * days + p.day].push(busy);
+        insert_sorted(&mut self.room[p.room * days + p.day], busy);
         for &sp in &inst.sessions[s].speakers {
-            self.speaker[sp * days + p.day].push(busy);
+            insert_sorted(&mut self.speaker[sp * days + p.day], busy);
         }
         if let Some(t) = inst.sessions[s].track {
-            self.track[t * days + p.day].push(busy);
+            insert_sorted(&mut self.track[t * days + p.day], busy);
         }
         self.pos[s] = Some(p);
     }
@@ -98,9 +121,16 @@ impl State {
     fn remove(&mut self, inst: &Inst, s: usize) -> Option<Pos> {
         let p = self.pos[s].take()?;
         let days = self.lunch.len();
+        // Lists are in order of start: look among the intervals that start with this one.
         let drop = |list: &mut Vec<Busy>| {
-            if let Some(k) = list.iter().position(|b| b.s == s) {
-                list.swap_remove(k);
+            let from = list.partition_point(|b| b.a < p.start);
+            let k = list[from..]
+                .iter()
+                .position(|b| b.s == s)
+                .map(|k| from + k)
+                .or_else(|| list.iter().position(|b| b.s == s));
+            if let Some(k) = k {
+                list.remove(k);
             }
         };
         drop(&mut self.room[p.room * days + p.day]);
@@ -112,6 +142,38 @@ impl State {
         }
         Some(p)
     }
+}
+
+/// Inserts `busy` into a list kept in order of start (equal starts: in insertion order), so
+/// [`earliest_from`] can clear a list in one pass.
+fn insert_sorted(list: &mut Vec<Busy>, busy: Busy) {
+    let k = list.partition_point(|b| b.a <= busy.a);
+    list.insert(k, busy);
+}
+
+/// The first start at or after `t` that clears every interval of `list` (sorted by start) by
+/// `gap` minutes on both sides, for a session of `dur` minutes; intervals of session `s` itself
+/// do not count.
+///
+/// One pass in order of start: an interval in the way moves `t` to its end plus `gap` (no
+/// earlier start clears it), and once an interval starts at or after `t + dur + gap`, so do
+/// all that follow. (The lists are short: a binary search past the intervals that end
+/// before `t` costs more than it saves.) Stops as soon as `t` passes `last`, the latest start
+/// the caller can use.
+#[inline]
+fn clear_of(list: &[Busy], s: usize, mut t: i32, dur: i32, gap: i32, last: i32) -> i32 {
+    for b in list {
+        if b.a >= t + dur + gap {
+            break;
+        }
+        if t < b.b + gap && b.s != s {
+            t = b.b + gap;
+            if t > last {
+                break;
+            }
+        }
+    }
+    t
 }
 
 /// The earliest start of session `s` in room `r` on day `d` that honours the constraints in
@@ -145,12 +207,42 @@ fn earliest_from(
     max_end: i32,
     mask: Mask,
 ) -> Option<i32> {
-    let (r, d) = (from.room, from.day);
+    earliest_in(
+        inst,
+        state,
+        s,
+        Some(from.room),
+        from.day,
+        from.start,
+        max_end,
+        mask,
+        false,
+    )
+}
+
+/// [`earliest_from`] in `room` on day `d`; with no room, the least start that honours what
+/// every room of the day shares (day hours, lunch, speakers, track, prerequisites without the
+/// changeover a shared room adds), so no room can offer an earlier one.
+///
+/// `shared_clear`: `start` is known to clear lunch, the track and the speakers (it is what
+/// the call without a room returned), so unless the room moves it, it needs no second look.
+#[allow(clippy::too_many_arguments)]
+fn earliest_in(
+    inst: &Inst,
+    state: &State,
+    s: usize,
+    room: Option<usize>,
+    d: usize,
+    start: i32,
+    max_end: i32,
+    mask: Mask,
+    shared_clear: bool,
+) -> Option<i32> {
     let sess = &inst.sessions[s];
     let day = &inst.days[d];
     let days = inst.days.len();
     let dur = sess.dur;
-    let mut t = from.start.max(day.start);
+    let mut t = start.max(day.start);
     let mut deadline = day.end.min(max_end);
     if mask.has(Mask::DEPS) {
         for &p in &sess.preds {
@@ -159,7 +251,7 @@ fn earliest_from(
                     return None;
                 }
                 if pp.day == d {
-                    let gap = if pp.room == r { inst.co } else { 0 };
+                    let gap = if Some(pp.room) == room { inst.co } else { 0 };
                     t = t.max(pp.start + inst.sessions[p].dur + gap);
                 }
             }
@@ -170,72 +262,80 @@ fn earliest_from(
                     return None;
                 }
                 if qq.day == d {
-                    let gap = if qq.room == r { inst.co } else { 0 };
+                    let gap = if Some(qq.room) == room { inst.co } else { 0 };
                     deadline = deadline.min(qq.start - gap);
                 }
             }
         }
     }
-    let windows = &inst.rooms[r].windows[d];
-    'search: loop {
+    let whole_day = [(day.start, day.end)];
+    let (windows, busy): (&[(i32, i32)], &[Busy]) = match room {
+        Some(r) if mask.has(Mask::ROOM) => (&inst.rooms[r].windows[d], &state.room[r * days + d]),
+        Some(r) => (&inst.rooms[r].windows[d], &[]),
+        None => (&whole_day, &[]),
+    };
+    let lunch = state.lunch[d];
+    let track: &[Busy] = match sess.track {
+        Some(tr) if mask.has(Mask::TRACK) => &state.track[tr * days + d],
+        _ => &[],
+    };
+    // Each constraint in turn moves `t` to the first start that clears it (never past a
+    // feasible one), round and round; once every constraint in a row has left `t` where it
+    // was, `t` is the least feasible start, the same whatever the order of the checks and of
+    // the busy lists. Steps: 0 the windows and lunch, 1 the room, 2 the track, then each
+    // speaker.
+    let speakers: &[usize] = if mask.has(Mask::SPEAKERS) {
+        &sess.speakers
+    } else {
+        &[]
+    };
+    let steps = 3 + speakers.len();
+    let mut step = 0;
+    // Steps 2.. (track, speakers) come just before step 0 in the round: when `start` clears
+    // them and nothing moved it, they count as already passed.
+    let mut calm = if shared_clear && t == start {
+        steps - 2
+    } else {
+        0
+    };
+    loop {
         if t + dur > deadline {
             return None;
         }
-        // Inside one availability window.
-        match windows.iter().find(|&&(_, b)| b > t) {
-            None => return None,
-            Some(&(a, b)) => {
-                if a > t {
-                    t = a;
-                    continue 'search;
-                }
-                if t + dur > b {
-                    match windows.iter().find(|&&(a2, _)| a2 >= b) {
-                        Some(&(a2, _)) => {
-                            t = a2;
-                            continue 'search;
-                        }
-                        None => return None,
+        let next = match step {
+            0 => {
+                // Inside one availability window (sorted and merged), then clear of lunch.
+                let mut next = None;
+                for &(a, b) in windows {
+                    let x = t.max(a);
+                    if x + dur <= b {
+                        next = Some(x);
+                        break;
                     }
                 }
-            }
-        }
-        if let Some(l) = state.lunch[d]
-            && t < l + inst.lunch_len
-            && l < t + dur
-        {
-            t = l + inst.lunch_len;
-            continue 'search;
-        }
-        if mask.has(Mask::ROOM) {
-            for b in &state.room[r * days + d] {
-                if t < b.b + inst.co && b.a < t + dur + inst.co {
-                    t = b.b + inst.co;
-                    continue 'search;
+                let x = next?;
+                match lunch {
+                    Some(l) if x < l + inst.lunch_len && l < x + dur => l + inst.lunch_len,
+                    _ => x,
                 }
             }
-        }
-        if mask.has(Mask::SPEAKERS) {
-            for &sp in &sess.speakers {
-                for b in &state.speaker[sp * days + d] {
-                    if b.s != s && t < b.b + inst.rest && b.a < t + dur + inst.rest {
-                        t = b.b + inst.rest;
-                        continue 'search;
-                    }
-                }
+            1 => clear_of(busy, usize::MAX, t, dur, inst.co, deadline - dur),
+            2 => clear_of(track, s, t, dur, 0, deadline - dur),
+            k => {
+                let list = &state.speaker[speakers[k - 3] * days + d];
+                clear_of(list, s, t, dur, inst.rest, deadline - dur)
             }
-        }
-        if mask.has(Mask::TRACK)
-            && let Some(tr) = sess.track
-        {
-            for b in &state.track[tr * days + d] {
-                if b.s != s && t < b.b && b.a < t + dur {
-                    t = b.b;
-                    continue 'search;
-                }
+        };
+        if next == t {
+            calm += 1;
+            if calm == steps {
+                return Some(t);
             }
+        } else {
+            t = next;
+            calm = 1;
         }
-        return Some(t);
+        step = if step + 1 == steps { 0 } else { step + 1 };
     }
 }
 
@@ -277,6 +377,14 @@ struct Search<'a> {
     speaker_load: Vec<i32>,
     /// A lower bound on the latest finish: no timetable can end before it.
     floor: i32,
+    /// The unperturbed priority keys of each rule ([`Search::keys`]), computed once.
+    base_keys: Vec<Vec<i64>>,
+    /// Buffers reused from round to round instead of allocated each time: the perturbed keys,
+    /// [`Search::insert_all`]'s waiting flags (all false between calls) and
+    /// [`Search::score`]'s finish per day.
+    keys_buf: Cell<Vec<i64>>,
+    waiting_buf: Cell<Vec<bool>>,
+    finish_buf: Cell<Vec<i32>>,
 }
 
 /// Runs the search; returns the best state found (possibly with unplaced sessions).
@@ -293,14 +401,19 @@ pub(crate) fn search(inst: &Inst, fixed: &Fixed) -> State {
         .iter()
         .map(|s| s.speakers.iter().map(|&sp| load[sp]).max().unwrap_or(0))
         .collect();
-    let search = Search {
+    let mut search = Search {
         inst,
         fixed,
         lunch_options: lunch_options(inst, fixed),
         floor: floor(inst, fixed),
         tails,
         speaker_load,
+        base_keys: Vec::new(),
+        keys_buf: Cell::new(Vec::new()),
+        waiting_buf: Cell::new(vec![false; inst.sessions.len()]),
+        finish_buf: Cell::new(Vec::new()),
     };
+    search.base_keys = (0..4).map(|rule| search.keys(rule)).collect();
     search.run()
 }
 
@@ -378,7 +491,9 @@ impl Search<'_> {
         let inst = self.inst;
         let mut unplaced = 0;
         let mut moved = 0;
-        let mut finish = vec![i32::MIN; inst.days.len()];
+        let mut finish = self.finish_buf.take();
+        finish.clear();
+        finish.resize(inst.days.len(), i32::MIN);
         let mut end_sum = 0i64;
         for (s, p) in st.pos.iter().enumerate() {
             match p {
@@ -399,13 +514,15 @@ impl Search<'_> {
             }
         }
         let placed_days = finish.iter().filter(|&&f| f > i32::MIN);
-        Score {
+        let score = Score {
             unplaced,
             moved,
             latest: placed_days.clone().copied().max().unwrap_or(0),
             day_sum: placed_days.sum(),
             end_sum,
-        }
+        };
+        self.finish_buf.set(finish);
+        score
     }
 
     /// Start state: fixed placements and fixed lunches, nothing else.
@@ -451,15 +568,22 @@ impl Search<'_> {
         let mut best: Option<(i32, Pos)> = None;
         let dur = inst.sessions[s].dur;
         for d in 0..inst.days.len() {
+            // No room starts earlier than what the rooms share allows (and when that is
+            // nothing, no room has a start).
+            let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
+            let Some(common) = earliest_in(inst, st, s, None, d, 0, max_end, Mask::ALL, false)
+            else {
+                continue;
+            };
             for &r in &inst.sessions[s].rooms {
                 // Only a strictly earlier end can win, so stop looking past the best so far.
                 let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
-                let from = Pos {
-                    room: r,
-                    day: d,
-                    start: inst.days[d].start,
-                };
-                if let Some(t) = earliest_from(inst, st, s, from, max_end, Mask::ALL) {
+                if common + dur > max_end {
+                    // No room of this day can start before `common`.
+                    break;
+                }
+                let found = earliest_in(inst, st, s, Some(r), d, common, max_end, Mask::ALL, true);
+                if let Some(t) = found {
                     let end = t + dur;
                     if best.is_none_or(|(e, _)| end < e) {
                         best = Some((
@@ -481,7 +605,8 @@ impl Search<'_> {
     /// predecessor that is still waiting in `todo`.
     fn insert_all(&self, st: &mut State, mut todo: Vec<usize>, key: &[i64]) {
         todo.sort_by_key(|&s| (std::cmp::Reverse(key[s]), s));
-        let mut waiting = vec![false; self.n()];
+        let mut waiting = self.waiting_buf.take();
+        waiting.resize(self.n(), false);
         for &s in &todo {
             waiting[s] = true;
         }
@@ -496,11 +621,14 @@ impl Search<'_> {
                 st.place(self.inst, s, p);
             }
         }
+        // Every flag set was cleared as its session left `todo`.
+        self.waiting_buf.set(waiting);
     }
 
-    fn keys(&self, rule: usize, rng: Option<&mut Rng>) -> Vec<i64> {
+    /// The priority keys of construction rule `rule` (higher first).
+    fn keys(&self, rule: usize) -> Vec<i64> {
         let inst = self.inst;
-        let mut keys: Vec<i64> = (0..self.n())
+        (0..self.n())
             .map(|s| {
                 let sess = &inst.sessions[s];
                 let tail = i64::from(self.tails[s]);
@@ -514,20 +642,12 @@ impl Search<'_> {
                     _ => (dur * 1000 + tail) * 1000 + load,
                 }
             })
-            .collect();
-        if let Some(rng) = rng {
-            // Perturb: a random factor up to ±25 % shuffles near-equal priorities.
-            for k in &mut keys {
-                let f = 75 + rng.below(51) as i64;
-                *k = *k / 100 * f;
-            }
-        }
-        keys
+            .collect()
     }
 
     fn construct(&self, rule: usize, lunch_pick: usize, lunch_variants: usize) -> State {
         let mut st = self.base(lunch_pick, lunch_variants);
-        let keys = self.keys(rule, None);
+        let keys = &self.base_keys[rule % 4];
         // Preferred (previous) placements go in first so they keep their place.
         let mut preferred: Vec<usize> = (0..self.n())
             .filter(|&s| !self.is_fixed(s) && self.fixed.preferred[s].is_some())
@@ -541,7 +661,7 @@ impl Search<'_> {
         let todo: Vec<usize> = (0..self.n())
             .filter(|&s| st.pos[s].is_none() && !self.is_fixed(s))
             .collect();
-        self.insert_all(&mut st, todo, &keys);
+        self.insert_all(&mut st, todo, keys);
         st
     }
 
@@ -641,7 +761,7 @@ impl Search<'_> {
                 cur_score = sc;
                 if sc < best_score {
                     best_score = sc;
-                    best = cur.clone();
+                    best.clone_from(&cur);
                     since_best = 0;
                 }
             } else {
@@ -797,11 +917,19 @@ impl Search<'_> {
                 undo.before.push((s, None));
             }
         }
-        let mut keys = self.keys(rng.below(4), Some(rng));
+        // The rule's keys, each scaled by a random factor of 75 to 125 % that shuffles
+        // near-equal priorities.
+        let mut keys = self.keys_buf.take();
+        keys.clone_from(&self.base_keys[rng.below(4)]);
+        for k in &mut keys {
+            let f = 75 + rng.below(51) as i64;
+            *k = *k / 100 * f;
+        }
         if let Some(u) = first {
             keys[u] = i64::MAX;
         }
         self.insert_all(st, todo, &keys);
+        self.keys_buf.set(keys);
         undo
     }
 
