@@ -999,7 +999,7 @@ impl Report<'_> {
                     .map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()))
             };
             println!(
-                "{:<24}{} starts: p50 {}  max {} (spawn to first /next); first response p50 {}  max {}",
+                "{:<24}{} starts: p50 {}  max {} (spawn to first /next); to first response p50 {}  max {}",
                 format!("cold start {}", c.name),
                 c.starts.len(),
                 at(&c.starts, 0.5),

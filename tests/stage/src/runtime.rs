@@ -93,8 +93,8 @@ struct Process {
     server: tokio::task::JoinHandle<()>,
     invocations: mpsc::Sender<Pending>,
     slot: Arc<Slot>,
-    /// When the process was spawned, and whether it has answered an invocation since.
-    spawned_at: Instant,
+    /// From its spawn to its first `/next`, and whether it has answered an invocation since.
+    ready_after: Duration,
     answered: bool,
 }
 
@@ -140,8 +140,9 @@ pub struct Instance {
     pub durations: Vec<Duration>,
     /// Each start of its process, from the spawn to its first `/next` (a cold start's init).
     pub cold_starts: Vec<Duration>,
-    /// Each start of its process, from the spawn to its answer to the first invocation (init
-    /// plus that invocation: what a cold request waits for).
+    /// Each start of its process that has been invoked since: its time to the first `/next`
+    /// plus its first invocation's (what a request that meets a cold start waits for; the
+    /// stage starts instances ahead, so the idle time between is left out).
     pub first_responses: Vec<Duration>,
     /// The highest peak resident memory of its processes that were replaced, in KiB.
     replaced_peak_kib: u64,
@@ -209,7 +210,7 @@ impl Instance {
                 got = &mut answer => {
                     if got.is_ok() && !self.process.answered {
                         self.process.answered = true;
-                        self.first_responses.push(self.process.spawned_at.elapsed());
+                        self.first_responses.push(self.process.ready_after + started.elapsed());
                     }
                     break got.unwrap_or_else(|_| Err(InvokeError::Crashed("invocation dropped".into())));
                 }
@@ -391,13 +392,15 @@ async fn spawn(spec: &FunctionSpec, index: usize) -> Result<(Process, Duration),
         server,
         invocations,
         slot,
-        spawned_at,
+        ready_after: Duration::ZERO,
         answered: false,
     };
     let started = Instant::now();
     loop {
         if *polled_rx.borrow_and_update() {
-            return Ok((process, spawned_at.elapsed()));
+            let ready_after = spawned_at.elapsed();
+            process.ready_after = ready_after;
+            return Ok((process, ready_after));
         }
         if let Some(message) = lock(&process.slot.init_error).clone() {
             return Err(StartError(format!(
