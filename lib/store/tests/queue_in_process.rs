@@ -195,6 +195,38 @@ async fn a_repeated_dedupe_id_within_five_minutes_is_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copies_racing_past_the_duplicate_read_are_still_taken_once() {
+    // A provider retrying while the first delivery is still being written: every copy may
+    // find no dedupe item on its first read; the conditional write must still take one only.
+    let rec = Arc::new(Recorder::default());
+    let q = InProcessQueue::start(sqlite(), rec.clone(), fast())
+        .await
+        .unwrap();
+    for round in 0..20 {
+        let id = format!("wamid.{round}");
+        let copies: Vec<_> = (0..8)
+            .map(|copy| {
+                let (q, id) = (q.clone(), id.clone());
+                tokio::spawn(async move { q.enqueue("c", &id, &format!("{id} copy {copy}")).await })
+            })
+            .collect();
+        for copy in copies {
+            copy.await.unwrap().expect("every copy is acknowledged");
+        }
+    }
+    wait_until("twenty handled", || rec.done_in("c").len() == 20).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let done = rec.done_in("c");
+    assert_eq!(done.len(), 20, "one delivery per message id: {done:?}");
+    for (round, body) in done.iter().enumerate() {
+        assert!(
+            body.starts_with(&format!("wamid.{round} copy ")),
+            "{done:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_dedupe_id_in_two_groups_is_two_messages() {
     let rec = Arc::new(Recorder::default());
     let q = InProcessQueue::start(sqlite(), rec.clone(), fast())

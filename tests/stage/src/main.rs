@@ -416,7 +416,23 @@ async fn run_lambda(
             .flat_map(|i| i.cold_starts.iter().copied())
             .collect();
         starts.sort();
-        cold_starts.push((name, starts));
+        let mut first: Vec<Duration> = instances
+            .iter()
+            .flat_map(|i| i.first_responses.iter().copied())
+            .collect();
+        first.sort();
+        let peak_kib = instances
+            .iter()
+            .map(|i| i.peak_rss_kib())
+            .max()
+            .unwrap_or(0);
+        cold_starts.push(ColdStarts {
+            name,
+            starts,
+            first,
+            peak_kib,
+            memory_mb: template.function(name).1,
+        });
         functions.push(cost::FunctionUse {
             name,
             memory_mb: template.function(name).1,
@@ -881,6 +897,19 @@ impl Report<'_> {
     }
 }
 
+/// One function's process starts and memory, for the figures.
+struct ColdStarts {
+    name: &'static str,
+    /// Every process start's time to its first `/next`, sorted.
+    starts: Vec<Duration>,
+    /// Every process start's time to its first answered invocation, sorted.
+    first: Vec<Duration>,
+    /// The highest peak resident memory of any of its processes, in KiB.
+    peak_kib: u64,
+    /// Its memory setting in the template.
+    memory_mb: u32,
+}
+
 struct Report<'a> {
     figures: &'a figures::Figures,
     people: &'a scenario::PeopleStats,
@@ -895,8 +924,8 @@ struct Report<'a> {
     agent_seconds: f64,
     agent_memory_mb: u32,
     agent_restarts: u32,
-    /// Per function, every process start's time to its first `/next`, sorted.
-    cold_starts: &'a [(&'static str, Vec<Duration>)],
+    /// Per function: its process starts and its peak memory.
+    cold_starts: &'a [ColdStarts],
     left_in_queue: u64,
     dead_letters: u64,
     conversed: Duration,
@@ -961,20 +990,30 @@ impl Report<'_> {
             ms(f.percentile(0.99)),
             ms(f.percentile(1.0))
         );
-        for (name, starts) in self.cold_starts {
-            let at = |q: f64| {
+        for c in self.cold_starts {
+            let at = |sorted: &[Duration], q: f64| {
                 let i =
-                    ((starts.len() as f64 * q).ceil() as usize).clamp(1, starts.len().max(1)) - 1;
-                starts
+                    ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
+                sorted
                     .get(i)
                     .map_or("-".to_owned(), |d| format!("{} ms", d.as_millis()))
             };
             println!(
-                "{:<24}{} starts: p50 {}  max {} (spawn to first /next)",
-                format!("cold start {name}"),
-                starts.len(),
-                at(0.5),
-                at(1.0)
+                "{:<24}{} starts: p50 {}  max {} (spawn to first /next); to first response p50 {}  max {}",
+                format!("cold start {}", c.name),
+                c.starts.len(),
+                at(&c.starts, 0.5),
+                at(&c.starts, 1.0),
+                at(&c.first, 0.5),
+                at(&c.first, 1.0)
+            );
+        }
+        for c in self.cold_starts {
+            println!(
+                "{:<24}{:.1} MB peak RSS (VmHWM) of {} MB configured",
+                format!("memory {}", c.name),
+                c.peak_kib as f64 / 1024.0,
+                c.memory_mb
             );
         }
         println!("---- requests (cost-model inputs)");

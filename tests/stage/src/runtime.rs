@@ -93,6 +93,20 @@ struct Process {
     server: tokio::task::JoinHandle<()>,
     invocations: mpsc::Sender<Pending>,
     slot: Arc<Slot>,
+    /// From its spawn to its first `/next`, and whether it has answered an invocation since.
+    ready_after: Duration,
+    answered: bool,
+}
+
+impl Process {
+    /// The process's peak resident memory so far (`VmHWM`), in KiB; `None` once it is gone.
+    fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
 }
 
 impl Drop for Process {
@@ -126,6 +140,12 @@ pub struct Instance {
     pub durations: Vec<Duration>,
     /// Each start of its process, from the spawn to its first `/next` (a cold start's init).
     pub cold_starts: Vec<Duration>,
+    /// Each start of its process that has been invoked since: its time to the first `/next`
+    /// plus its first invocation's (what a request that meets a cold start waits for; the
+    /// stage starts instances ahead, so the idle time between is left out).
+    pub first_responses: Vec<Duration>,
+    /// The highest peak resident memory of its processes that were replaced, in KiB.
+    replaced_peak_kib: u64,
 }
 
 impl Instance {
@@ -139,7 +159,18 @@ impl Instance {
             restarts: 0,
             durations: Vec::new(),
             cold_starts: vec![ready_after],
+            first_responses: Vec::new(),
+            replaced_peak_kib: 0,
         })
+    }
+
+    /// The highest peak resident memory (`VmHWM`) of any of its processes, in KiB: what the
+    /// function's memory setting must hold.
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.process
+            .peak_rss_kib()
+            .unwrap_or(0)
+            .max(self.replaced_peak_kib)
     }
 
     /// Invokes the function with `event`; kills the process after `kill_after` if it is still
@@ -177,6 +208,10 @@ impl Instance {
         let outcome = loop {
             tokio::select! {
                 got = &mut answer => {
+                    if got.is_ok() && !self.process.answered {
+                        self.process.answered = true;
+                        self.first_responses.push(self.process.ready_after + started.elapsed());
+                    }
                     break got.unwrap_or_else(|_| Err(InvokeError::Crashed("invocation dropped".into())));
                 }
                 () = tokio::time::sleep(EXIT_POLL) => {}
@@ -204,6 +239,7 @@ impl Instance {
 
     /// Kills the process (SIGKILL) and starts a fresh one.
     async fn replace(&mut self) -> Result<(), StartError> {
+        self.replaced_peak_kib = self.peak_rss_kib();
         let _ = self.process.child.kill();
         let _ = self.process.child.wait();
         self.process.server.abort();
@@ -356,11 +392,15 @@ async fn spawn(spec: &FunctionSpec, index: usize) -> Result<(Process, Duration),
         server,
         invocations,
         slot,
+        ready_after: Duration::ZERO,
+        answered: false,
     };
     let started = Instant::now();
     loop {
         if *polled_rx.borrow_and_update() {
-            return Ok((process, spawned_at.elapsed()));
+            let ready_after = spawned_at.elapsed();
+            process.ready_after = ready_after;
+            return Ok((process, ready_after));
         }
         if let Some(message) = lock(&process.slot.init_error).clone() {
             return Err(StartError(format!(

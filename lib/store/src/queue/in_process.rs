@@ -488,6 +488,14 @@ impl TurnQueue for InProcessQueue {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(QueueError::Closed);
         }
+        let dedupe_sk = dedupe_sk(group, dedupe_id);
+        // A provider's retry of a message already taken: one indexed read answers it, without
+        // the enqueue lock and the write transaction that would fail on the dedupe item anyway
+        // (that conditional write still decides when two copies race past this read).
+        if self.inner.table.get(PK, &dedupe_sk).await?.is_some() {
+            tracing::debug!(dedupe_id, "duplicate message dropped");
+            return Ok(());
+        }
         let stored = Stored {
             group: group.to_owned(),
             dedupe_id: dedupe_id.to_owned(),
@@ -497,7 +505,6 @@ impl TurnQueue for InProcessQueue {
             tracestate: trace.tracestate().map(str::to_owned),
         };
         let ttl = self.inner.clock.now_secs() + DEDUPE_WINDOW_SECS;
-        let dedupe_sk = dedupe_sk(group, dedupe_id);
         let dedupe =
             WriteOp::put_if_absent(Item::new(PK, dedupe_sk, serde_json::json!({})).with_ttl(ttl));
         let mut workers = self.inner.workers.lock().await;
