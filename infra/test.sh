@@ -19,6 +19,21 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/steward/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export STEWARD_EMULATOR_DIR="${STEWARD_EMULATOR_DIR:-$CARGO_TARGET_DIR/emulator-$$}"
 
+# Disk: a full build cache plus the arm64 builds need about 30 GB, and a disk that fills half-way
+# fails a test with a bare ENOSPC. Below DISK_LOW_GB free, drop what a rebuild recreates cheaply
+# (incremental state, benchmark builds); below DISK_MIN_GB, stop here and say so.
+DISK_LOW_GB=20
+DISK_MIN_GB=8
+free_gb() { mkdir -p "$CARGO_TARGET_DIR" && df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print int($4 / 1048576) }'; }
+if [ "$(free_gb)" -lt "$DISK_LOW_GB" ]; then
+  echo "test: $(free_gb) GB free under $CARGO_TARGET_DIR; removing incremental build state and benchmark builds"
+  rm -rf "$CARGO_TARGET_DIR"/*/incremental "$CARGO_TARGET_DIR"/profiling
+fi
+if [ "$(free_gb)" -lt "$DISK_MIN_GB" ]; then
+  echo "test: only $(free_gb) GB free under $CARGO_TARGET_DIR (at least $DISK_MIN_GB GB needed); free some space and run again" >&2
+  exit 1
+fi
+
 emulator_url="$(infra/emulator.sh start)" || {
   echo "test: the AWS emulator could not start; the DynamoDB and SQS suites cannot run" >&2
   exit 1
