@@ -21,18 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     std::fs::create_dir_all(&out)?;
     let mut instances = generator::benchmark_suite();
-    for k in 0..random {
-        let mut p = generator::GeneratorParams::new(
-            9000 + k,
-            6 + (k as usize * 7) % 19,
-            1 + (k as usize) % 4,
-            1 + (k as usize / 4) % 3,
-        );
-        p.utilisation_percent = 40 + (k as u32 * 13) % 51;
-        p.dependency_percent = (k as u32 * 11) % 36;
-        p.keynote = k % 2 == 0;
-        instances.push((format!("rand{k}"), generator::generate(&p)));
-    }
+    instances.extend((0..random).map(generator::random_instance));
     let mut results = Vec::new();
     for (name, input) in instances {
         std::fs::write(

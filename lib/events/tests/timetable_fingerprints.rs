@@ -11,25 +11,12 @@
 //! `TIMETABLE_DUMP=dir` also writes each result in full to `dir/<name>.json`, to diff two
 //! versions of the engine.
 
-use steward_events::timetable::generator::{self, GeneratorParams, generate};
+use steward_events::timetable::generator;
 use steward_events::timetable::{Timetable, TimetableInput, solve};
 
 /// The random instances of `examples/timetable_dump.rs` with `RANDOM` = 30.
 fn random_instances() -> Vec<(String, TimetableInput)> {
-    (0..30u64)
-        .map(|k| {
-            let mut p = GeneratorParams::new(
-                9000 + k,
-                6 + (k as usize * 7) % 19,
-                1 + (k as usize) % 4,
-                1 + (k as usize / 4) % 3,
-            );
-            p.utilisation_percent = 40 + (k as u32 * 13) % 51;
-            p.dependency_percent = (k as u32 * 11) % 36;
-            p.keynote = k % 2 == 0;
-            (format!("rand{k}"), generate(&p))
-        })
-        .collect()
+    (0..30u64).map(generator::random_instance).collect()
 }
 
 /// `input` edited one way (as the replanning property test does), to replan from `previous`.

@@ -230,6 +230,21 @@ pub fn benchmark_suite() -> Vec<(String, TimetableInput)> {
         .collect()
 }
 
+/// Random instance `k` of the ILP cross-check (`bench/timetable_ilp`, `examples/timetable_dump.rs`
+/// with `RANDOM`): 6 to 24 sessions, 1 to 4 rooms, 1 to 3 days, named `rand{k}`.
+pub fn random_instance(k: u64) -> (String, TimetableInput) {
+    let mut p = GeneratorParams::new(
+        9000 + k,
+        6 + (k as usize * 7) % 19,
+        1 + (k as usize) % 4,
+        1 + (k as usize / 4) % 3,
+    );
+    p.utilisation_percent = 40 + (k as u32 * 13) % 51;
+    p.dependency_percent = (k as u32 * 11) % 36;
+    p.keynote = k.is_multiple_of(2);
+    (format!("rand{k}"), generate(&p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
