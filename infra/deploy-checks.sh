@@ -11,8 +11,8 @@
 #      Architecture, built the way `sam build` builds it (cargo-lambda with zig), each checked to
 #      be an aarch64 ELF and its size printed. Needs the rustup target aarch64-unknown-linux-gnu,
 #      which this step adds when it is missing (a download from rustup's servers);
-#   6. `sam build` with the default Architecture (arm64), cargo-lambda on the PATH, reusing
-#      step 5's compiled output.
+#   6. `sam build` with the default Architecture (arm64), cargo-lambda on the PATH: each
+#      bootstrap it ships must be byte-identical to step 5's (same package, features, profile).
 #
 # All offline with respect to AWS: no credentials are needed or read.
 set -euo pipefail
@@ -23,6 +23,7 @@ CFN_LINT_VERSION="1.58.0"
 CARGO_LAMBDA_VERSION="1.9.2"
 ZIG_VERSION="0.17.1"
 FUNCTIONS=(webhook agent mcp web)
+declare -A built_sha
 
 cache_dir="${STEWARD_CACHE_DIR:-$HOME/.cache/steward}"
 venv="$cache_dir/venv-deploy-$SAM_VERSION-$CFN_LINT_VERSION-$CARGO_LAMBDA_VERSION-zig$ZIG_VERSION"
@@ -112,14 +113,26 @@ for f in "${FUNCTIONS[@]}"; do
   machine=$(od -An -tx1 -j18 -N2 "$bootstrap" | tr -d ' \n')
   [ "$machine" = "b700" ] || { echo "deploy-checks: $bootstrap is not an aarch64 binary (e_machine $machine)" >&2; exit 1; }
   step "  $f (arm64): $(du -h "$bootstrap" | cut -f1) ($(stat -c %s "$bootstrap") bytes)"
+  built_sha[$f]=$(sha256sum "$bootstrap" | cut -d' ' -f1)
 done
 
 step "sam build (the default Architecture, arm64, offline)"
 build_dir="$CARGO_TARGET_DIR/sam-build"
 rm -rf "$build_dir"
 sam build --template template.yaml --build-dir "$build_dir"
-for f in Webhook Agent Mcp Web; do
-  [ -x "$build_dir/${f}Function/bootstrap" ] || { echo "deploy-checks: sam build made no bootstrap for ${f}Function" >&2; exit 1; }
+# What sam build ships must be the binary step 5 built and measured: the same package alone
+# (each function's CodeUri is its own package, so Cargo unifies no other member's features) and
+# the same profile (cargo-lambda's release settings are named in Cargo.toml). Then Cargo has
+# nothing to recompile, and the two bootstraps are the same bytes.
+for f in "${FUNCTIONS[@]}"; do
+  logical="${f^}Function"
+  shipped="$build_dir/$logical/bootstrap"
+  [ -x "$shipped" ] || { echo "deploy-checks: sam build made no bootstrap for $logical" >&2; exit 1; }
+  if [ "$(sha256sum "$shipped" | cut -d' ' -f1)" != "${built_sha[$f]}" ]; then
+    echo "deploy-checks: sam build's $logical/bootstrap differs from cargo lambda build -p steward-fn-$f's: it was built with other features or settings" >&2
+    exit 1
+  fi
 done
+step "  sam build shipped the four binaries step 5 built (same sha256)"
 
 step "done in $(( $(date +%s) - started )) s"

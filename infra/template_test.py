@@ -6,6 +6,7 @@ infra/deploy-checks.sh in the deploy virtualenv (PyYAML comes with cfn-lint).
 import json
 import pathlib
 import re
+import tomllib
 import unittest
 
 import yaml
@@ -143,12 +144,25 @@ class TemplateTest(unittest.TestCase):
             cargo = (ROOT / "functions" / binary / "Cargo.toml").read_text()
             self.assertIn(f'name = "{binary}"', cargo, f"{binary} is not a binary of functions/{binary}")
             props = resource["Properties"]
+            # sam build runs cargo where CodeUri points: in the function's package Cargo builds
+            # that package alone, with its own features; anywhere above it, every member's.
+            self.assertNotIn("CodeUri", self.globals, "CodeUri is per function, never global")
+            self.assertEqual(props.get("CodeUri"), f"functions/{binary}", name)
             self.assertIsInstance(props["MemorySize"], int)
             self.assertIsInstance(props["Timeout"], int)
             self.assertEqual(props["LoggingConfig"]["LogFormat"], "JSON", name)
             group = props["LoggingConfig"]["LogGroup"]["Ref"]
             self.assertEqual(self.r[group]["Type"], "AWS::Logs::LogGroup")
             self.assertEqual(self.r[group]["Properties"]["RetentionInDays"], {"Ref": "LogRetentionDays"})
+
+    def test_release_profile_names_every_setting_cargo_lambda_would_add(self):
+        # cargo-lambda's release build (what `sam build` runs) adds strip, thin LTO, one codegen
+        # unit and panic="abort" for each of these the workspace profile leaves unset; naming
+        # them keeps the deployed binary the one the tests and bench/RESULTS.md describe.
+        release = tomllib.loads((ROOT / "Cargo.toml").read_text())["profile"]["release"]
+        for setting in ("strip", "lto", "codegen-units", "panic"):
+            self.assertIn(setting, release, f"[profile.release] leaves {setting} to cargo-lambda")
+        self.assertEqual(release["panic"], "unwind", "a panicking tool or handler must not end the process")
 
     def test_timeouts(self):
         self.assertLessEqual(self.fn("WebhookFunction")["Timeout"], 15, "the webhook answers fast")
@@ -581,6 +595,12 @@ class CheckerCatchesMistakes(unittest.TestCase):
     def test_an_invalid_runtime_fails(self):
         def change(t):
             t["Globals"]["Function"]["Runtime"] = "provided.al2024"
+        with self.assertRaises(AssertionError):
+            self.mutated(change).test_functions_are_rust_on_provided_al2023_arm64_by_default()
+
+    def test_a_function_built_from_the_workspace_root_fails(self):
+        def change(t):
+            t["Resources"]["WebhookFunction"]["Properties"]["CodeUri"] = "."
         with self.assertRaises(AssertionError):
             self.mutated(change).test_functions_are_rust_on_provided_al2023_arm64_by_default()
 
