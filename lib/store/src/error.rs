@@ -2,7 +2,7 @@
 
 /// What can go wrong talking to a [`crate::Table`]. Both adapters map their backend's failures
 /// onto exactly these variants, so callers can match on them without knowing the backend.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The condition of operation `op_index` (0-based, in the order given to `write`) did not
     /// hold. Nothing in the transaction was written.

@@ -10,11 +10,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use steward_store::testing::RecordingSleeper;
 use steward_store::{
-    Handler, HandlerError, InProcessQueue, Item, ManualClock, QueueConfig, QueuedMessage,
-    RECEIVES_MAX, REDELIVERY_SCHEDULE, SqliteTable, Table, TokioSleeper, TraceContext, TurnQueue,
-    WriteOp, redelivery_wait_total,
+    Handler, HandlerError, InProcessQueue, Item, ManualClock, Page, Query, QueueConfig,
+    QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE, SqliteTable, StoreError, Table, TokioSleeper,
+    TraceContext, TurnQueue, WriteOp, redelivery_wait_total,
 };
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
 /// Records every delivery; behaviour per body: `fail:N:...` fails the first N attempts,
 /// `panic...` always panics, `block...` waits on `release`, `slow...` sleeps 50 ms.
@@ -195,9 +195,10 @@ async fn a_repeated_dedupe_id_within_five_minutes_is_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copies_racing_past_the_duplicate_read_are_still_taken_once() {
-    // A provider retrying while the first delivery is still being written: every copy may
-    // find no dedupe item on its first read; the conditional write must still take one only.
+async fn copies_racing_each_other_are_still_taken_once() {
+    // A provider retrying while the first delivery is still being written: no copy is known
+    // yet when it arrives, copies may share a batch or follow each other into the table, and
+    // one only may be taken.
     let rec = Arc::new(Recorder::default());
     let q = InProcessQueue::start(sqlite(), rec.clone(), fast())
         .await
@@ -606,4 +607,204 @@ async fn a_counter_moved_by_another_writer_is_read_again_and_nothing_is_overwrit
         .collect();
     assert_eq!(bodies, ["block-1", "block-other", "block-2"]);
     rec.release.notify_waiters();
+}
+
+/// A table whose committed enqueue transactions (those putting a `MSG#` item) are counted, and
+/// the first of which waits until the test opens the gate: the enqueues behind it pile up.
+struct GatedTable {
+    inner: Arc<dyn Table>,
+    gate: Semaphore,
+    held_first: std::sync::atomic::AtomicBool,
+    /// Messages per committed enqueue transaction, in order.
+    enqueue_writes: Mutex<Vec<usize>>,
+}
+
+impl std::fmt::Debug for GatedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatedTable").finish_non_exhaustive()
+    }
+}
+
+impl GatedTable {
+    fn new(inner: Arc<dyn Table>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            gate: Semaphore::new(0),
+            held_first: std::sync::atomic::AtomicBool::new(false),
+            enqueue_writes: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn batches(&self) -> Vec<usize> {
+        self.enqueue_writes.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Table for GatedTable {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        self.inner.get(pk, sk).await
+    }
+
+    async fn query(&self, query: &Query) -> Result<Page, StoreError> {
+        self.inner.query(query).await
+    }
+
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        let messages = ops
+            .iter()
+            .filter(|op| matches!(op, WriteOp::Put { item, .. } if item.sk.starts_with("MSG#")))
+            .count();
+        if messages > 0
+            && !self
+                .held_first
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.gate.acquire().await.unwrap().forget();
+        }
+        let result = self.inner.write(ops).await;
+        if messages > 0 && result.is_ok() {
+            self.enqueue_writes.lock().unwrap().push(messages);
+        }
+        result
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enqueues_waiting_on_a_write_share_the_next_transaction_and_each_is_delivered_once() {
+    let table = GatedTable::new(sqlite());
+    let rec = Arc::new(Recorder::default());
+    let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
+        .await
+        .unwrap();
+    // The first enqueue holds the enqueue lock, its write waiting on the gate.
+    let first = {
+        let q = q.clone();
+        tokio::spawn(async move { q.enqueue("g0", "m0", "g0 m0").await })
+    };
+    wait_until("the first write started", || {
+        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    // Sixty more over three conversations, plus a copy of one of them, arrive meanwhile.
+    let mut callers = Vec::new();
+    for n in 1..=60 {
+        let (q, group) = (q.clone(), format!("g{}", n % 3));
+        callers.push(tokio::spawn(async move {
+            q.enqueue(&group, &format!("m{n}"), &format!("{group} m{n}"))
+                .await
+        }));
+    }
+    let copy = {
+        let q = q.clone();
+        tokio::spawn(async move { q.enqueue("g1", "m1", "g1 m1 again").await })
+    };
+    // Nothing observable says when all sixty-one wait on the lock; a tenth of a second is
+    // ample for tasks that only push to a list, and a late one only makes one more batch.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    table.gate.add_permits(1);
+    first.await.unwrap().unwrap();
+    for caller in callers {
+        caller
+            .await
+            .unwrap()
+            .expect("every enqueue is acknowledged");
+    }
+    copy.await.unwrap().expect("the copy is acknowledged too");
+    wait_until("all sixty-one handled", || {
+        rec.done.lock().unwrap().len() == 61
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let batches = table.batches();
+    assert_eq!(
+        batches.iter().sum::<usize>(),
+        61,
+        "each message written once: {batches:?}"
+    );
+    assert!(
+        batches.len() <= 4,
+        "sixty waiting enqueues go in batches of up to 49, not one write each: {batches:?}"
+    );
+    assert!(batches.iter().all(|&n| n <= 49), "{batches:?}");
+    for (group, expected) in [("g0", 21), ("g1", 20), ("g2", 20)] {
+        let mut done = rec.done_in(group);
+        assert!(
+            !done.contains(&"g1 m1 again".to_owned()),
+            "the copy was dropped"
+        );
+        done.sort();
+        done.dedup();
+        assert_eq!(
+            done.len(),
+            expected,
+            "each of {group}'s messages once: {done:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_meeting_a_message_taken_by_an_earlier_run_drops_that_one_and_writes_the_rest() {
+    let store = sqlite();
+    // An earlier run took m1 (its dedupe item is in the table), then stopped.
+    let earlier = Arc::new(Recorder::default());
+    let q = InProcessQueue::start(store.clone(), earlier.clone(), fast())
+        .await
+        .unwrap();
+    q.enqueue("g", "m1", "m1").await.unwrap();
+    wait_until("m1 handled", || earlier.done_in("g").len() == 1).await;
+    q.shutdown(Duration::from_secs(1)).await;
+
+    // This run does not know m1: the provider's retry of it lands in a batch with new ones.
+    let table = GatedTable::new(store.clone());
+    let rec = Arc::new(Recorder::default());
+    let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
+        .await
+        .unwrap();
+    let first = {
+        let q = q.clone();
+        tokio::spawn(async move { q.enqueue("g", "m0", "m0").await })
+    };
+    wait_until("the first write started", || {
+        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    let mut callers = Vec::new();
+    for n in 1..=5 {
+        let q = q.clone();
+        callers.push(tokio::spawn(async move {
+            q.enqueue("g", &format!("m{n}"), &format!("m{n}")).await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    table.gate.add_permits(1);
+    first.await.unwrap().unwrap();
+    for caller in callers {
+        caller
+            .await
+            .unwrap()
+            .expect("every copy is acknowledged, the known one too");
+    }
+    wait_until("five handled", || rec.done_in("g").len() == 5).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut done = rec.done_in("g");
+    done.sort();
+    assert_eq!(
+        done,
+        ["m0", "m2", "m3", "m4", "m5"],
+        "m1 was not taken again"
+    );
+    // The refused attempt wrote nothing: each of this run's five messages went in once.
+    assert_eq!(
+        table.batches().iter().sum::<usize>(),
+        5,
+        "{:?}",
+        table.batches()
+    );
+    let queued = store
+        .query_all(&Query::prefix("QUEUE", "DEDUPE#").limit(100), usize::MAX)
+        .await
+        .unwrap();
+    assert_eq!(queued.len(), 6, "one dedupe item per distinct message");
 }

@@ -7,15 +7,18 @@
 //! ```
 //!
 //! Defaults: 5,000 requests per phase (after 200 warm-up requests), 32 concurrent clients, at
-//! most 60 s per phase (whatever is done by then is reported). Two phases: **new** messages
+//! most 60 s per phase (whatever is done by then is reported). Three phases: **new** messages
 //! (signed WhatsApp texts with fresh message ids over 200 conversations), then the same
-//! deliveries again as **duplicates** (the provider retrying). The queue's handler only counts,
-//! so the turn itself is not measured.
+//! deliveries again as **duplicates** (the provider retrying), then the same bodies signed with
+//! the wrong secret, **refused** with 401 before any parsing or queue work: the cost of the
+//! HTTP exchange and the signature check alone, the floor under the other two. The queue's
+//! handler only counts, so the turn itself is not measured.
 //!
 //! Per phase it prints latency percentiles, throughput and the server's CPU per request: the
 //! child's user + system time from `/proc/PID/stat` (all its threads, in clock ticks of 10 ms;
 //! with thousands of requests the resolution is a few microseconds per request), over the
-//! phase, and again once the queue has drained (acks plus the queue's own work). Linux only.
+//! phase with the queue's deliveries held (the ack path alone), and again once they were
+//! released and the queue has drained (acks plus the queue's own work). Linux only.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -40,19 +43,23 @@ const TIME_CAP: Duration = Duration::from_secs(60);
 /// Clock ticks per second of `/proc/PID/stat` times: `USER_HZ`, 100 on every Linux ABI.
 const TICKS_PER_SEC: f64 = 100.0;
 
-/// Counts handled messages and does nothing else.
-#[derive(Default)]
-struct Count(AtomicUsize);
+/// Counts handled messages and does nothing else; while held, each delivery waits.
+struct Count {
+    handled: AtomicUsize,
+    open: tokio::sync::watch::Receiver<bool>,
+}
 
 #[async_trait]
 impl Handler for Count {
     async fn handle(&self, _message: QueuedMessage) -> Result<(), HandlerError> {
-        self.0.fetch_add(1, Ordering::Relaxed);
+        let _ = self.open.clone().wait_for(|open| *open).await;
+        self.handled.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
 
-fn body(n: usize) -> (Vec<u8>, String) {
+/// Message `n` and its signature with `secret`.
+fn body(n: usize, secret: &str) -> (Vec<u8>, String) {
     let from = format!("1555{:07}", n % CONVERSATIONS);
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -70,7 +77,7 @@ fn body(n: usize) -> (Vec<u8>, String) {
         }}]}]
     }))
     .unwrap();
-    let signature = whatsapp::sign(&body, APP_SECRET.as_bytes());
+    let signature = whatsapp::sign(&body, secret.as_bytes());
     (body, signature)
 }
 
@@ -83,11 +90,16 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 /// The child: the webhook routes over an in-process queue on a SQLite file in `dir`. Prints
-/// `READY <url>`, then answers `HANDLED` lines with the handled count until stdin closes.
+/// `READY <url>`, then until stdin closes answers `HANDLED` lines with the handled count, and
+/// takes `HOLD` (deliveries wait) and `RELEASE` (they go on).
 async fn serve(dir: &str) {
     let table: Arc<dyn Table> =
         Arc::new(SqliteTable::open(std::path::Path::new(dir).join("bench.db")).unwrap());
-    let handled = Arc::new(Count::default());
+    let (gate, open) = tokio::sync::watch::channel(true);
+    let handled = Arc::new(Count {
+        handled: AtomicUsize::new(0),
+        open,
+    });
     let queue = InProcessQueue::start(table, handled.clone(), QueueConfig::default())
         .await
         .unwrap();
@@ -110,9 +122,18 @@ async fn serve(dir: &str) {
     let lines = tokio::task::spawn_blocking(move || {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
-            if line.trim() == "HANDLED" {
-                println!("{}", handled.0.load(Ordering::Relaxed));
-                std::io::stdout().flush().unwrap();
+            match line.trim() {
+                "HANDLED" => {
+                    println!("{}", handled.handled.load(Ordering::Relaxed));
+                    std::io::stdout().flush().unwrap();
+                }
+                "HOLD" => {
+                    gate.send_replace(false);
+                }
+                "RELEASE" => {
+                    gate.send_replace(true);
+                }
+                _ => {}
             }
         }
     });
@@ -158,6 +179,13 @@ impl Server {
         ticks as f64 / TICKS_PER_SEC
     }
 
+    /// Tells the child `command` (`HOLD` or `RELEASE`).
+    fn tell(&mut self, command: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+    }
+
     fn handled(&mut self) -> usize {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "HANDLED").unwrap();
@@ -172,7 +200,9 @@ impl Server {
 struct Phase {
     name: &'static str,
     sent: usize,
-    ok: usize,
+    /// Responses with the phase's expected status, `answer`.
+    answered: usize,
+    answer: u16,
     latencies: Vec<Duration>,
     elapsed: Duration,
     cpu_ack: f64,
@@ -242,7 +272,11 @@ async fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut server = Server::start(&dir);
     let url = server.url.clone();
-    let bodies: Arc<Vec<(Vec<u8>, String)>> = Arc::new((0..WARM_UP + requests).map(body).collect());
+    let signed = |secret: &'static str| -> Arc<Vec<(Vec<u8>, String)>> {
+        Arc::new((0..WARM_UP + requests).map(|n| body(n, secret)).collect())
+    };
+    let bodies = signed(APP_SECRET);
+    let forged = signed("not-the-app-secret");
     let client = steward_net::client_builder()
         .pool_max_idle_per_host(concurrency)
         .build()
@@ -251,18 +285,24 @@ async fn main() {
     let (warm, _) = drive(&client, &url, bodies.clone(), 0..WARM_UP, concurrency).await;
     let mut expected = warm.len();
     let mut phases = Vec::new();
-    for (name, range) in [
-        ("new", WARM_UP..WARM_UP + requests),
-        ("duplicate", WARM_UP..WARM_UP + requests),
+    for (name, sent, answer) in [
+        ("new", &bodies, 200),
+        ("duplicate", &bodies, 200),
+        ("refused", &forged, 401),
     ] {
+        let range = WARM_UP..WARM_UP + requests;
         // Start each phase with an empty queue.
         let waited = Instant::now();
         while server.handled() < expected && waited.elapsed() < TIME_CAP {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Deliveries wait until the acks are counted, so "CPU µs/req" is the ack path alone
+        // and "+drain" adds the queue's own work (dispatch, the handler, the delete).
+        server.tell("HOLD");
         let cpu_before = server.cpu_secs();
-        let (results, elapsed) = drive(&client, &url, bodies.clone(), range, concurrency).await;
+        let (results, elapsed) = drive(&client, &url, sent.clone(), range, concurrency).await;
         let cpu_ack = server.cpu_secs() - cpu_before;
+        server.tell("RELEASE");
         if name == "new" {
             expected += results.len();
         }
@@ -277,7 +317,8 @@ async fn main() {
         phases.push(Phase {
             name,
             sent: results.len(),
-            ok: results.iter().filter(|(_, s)| *s == 200).count(),
+            answered: results.iter().filter(|(_, s)| *s == answer).count(),
+            answer,
             latencies,
             elapsed,
             cpu_ack,
@@ -295,10 +336,10 @@ async fn main() {
         "webhook ack path: verify + parse + durable enqueue (in-process queue, SQLite file), server in a child process, {concurrency} connections"
     );
     println!(
-        "{:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>11} {:>14} {:>9}",
+        "{:<10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>9} {:>11} {:>14} {:>9}",
         "phase",
         "requests",
-        "200s",
+        "as meant",
         "p50 ms",
         "p99 ms",
         "max ms",
@@ -310,10 +351,10 @@ async fn main() {
     for p in &phases {
         let per = |cpu: f64| cpu * 1e6 / p.sent.max(1) as f64;
         println!(
-            "{:<10} {:>8} {:>8} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>11.1} {:>14.1} {:>9.2}",
+            "{:<10} {:>8} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>11.1} {:>14.1} {:>9.2}",
             p.name,
             p.sent,
-            p.ok,
+            format!("{} {}", p.answered, p.answer),
             ms(percentile(&p.latencies, 50.0)),
             ms(percentile(&p.latencies, 99.0)),
             ms(p.latencies.last().copied().unwrap_or_default()),

@@ -8,7 +8,13 @@
 //! * Ordered: one worker per group, one message at a time, in enqueue order; different groups
 //!   run in parallel; a worker with nothing to do for `idle_worker` exits.
 //! * Deduplicated: a dedupe id seen in the same group in the last five minutes is accepted
-//!   and dropped.
+//!   and dropped. Ids this process took lately are answered from memory ([`super::recent`]);
+//!   any other repeat meets the dedupe item's conditional write.
+//! * Group commit: enqueues that arrive while another is being written wait for the enqueue
+//!   lock, and whichever takes it next writes all of them in one transaction (one counter
+//!   update, two items each, at most [`ENQUEUE_BATCH_MAX`]). Each caller returns once the
+//!   transaction holding its message committed, so the durability promise is the same as one
+//!   write each; a burst of webhook deliveries pays for one commit instead of one each.
 //! * Bounded retries: a failing (or panicking) handler is retried on the redelivery schedule
 //!   the agent Lambda applies to SQS records ([`REDELIVERY_SCHEDULE`]: 5 s, 30 s, 2 min,
 //!   10 min), at most [`RECEIVES_MAX`] attempts, then the message is parked as a
@@ -19,21 +25,25 @@
 //! Layout, all in partition `QUEUE` (one process uses it, so one partition is fine):
 //! `SEQ` (the next sequence number), `MSG#<seq>`, `DEAD#<seq>`, `DEDUPE#<sha256 of group and id>`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tokio::sync::{Mutex as AsyncMutex, mpsc};
+use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::recent::{DedupeKey, RECENT_KEYS_MAX, RecentKeys};
 use super::{
     DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE,
     TraceContext, TurnQueue, redelivery_delay,
 };
-use crate::{Clock, Item, Query, Sleeper, StoreError, SystemClock, Table, TokioSleeper, WriteOp};
+use crate::{
+    Clock, Item, Query, Sleeper, StoreError, SystemClock, TRANSACTION_OPS_MAX, Table, TokioSleeper,
+    WriteOp,
+};
 
 const PK: &str = "QUEUE";
 const SEQ_SK: &str = "SEQ";
@@ -45,6 +55,13 @@ const RECOVERY_PAGE: usize = 100;
 /// Attempts at taking the next sequence number before giving up (only another process
 /// writing the same queue can make it contend).
 const SEQ_RETRIES_MAX: usize = 50;
+/// Enqueues written in one transaction at most: the counter update and two items per message
+/// (the message, its dedupe item) must fit one transaction's operations.
+const ENQUEUE_BATCH_MAX: usize = (TRANSACTION_OPS_MAX - 1) / 2;
+/// Message bytes in one batch at most (past its first message): a quarter of DynamoDB's 4 MB
+/// per transaction, should this queue run on that adapter, and a commit short enough that the
+/// enqueues behind it are not kept waiting.
+const ENQUEUE_BATCH_BYTES_MAX: usize = 1024 * 1024;
 
 /// Tuning of the in-process queue.
 #[derive(Debug, Clone)]
@@ -116,6 +133,14 @@ struct Pending {
     stored: Stored,
 }
 
+/// An enqueue waiting to be written, with the channel its caller awaits the outcome on.
+struct Request {
+    id: u64,
+    stored: Stored,
+    dedupe: DedupeKey,
+    done: oneshot::Sender<Result<(), QueueError>>,
+}
+
 struct Worker {
     tx: mpsc::UnboundedSender<Pending>,
     handle: JoinHandle<()>,
@@ -138,6 +163,11 @@ struct Inner {
     /// when a conditional write finds it changed by another process), so an enqueue is one
     /// write, not a read and a write.
     counter: std::sync::Mutex<Option<Counter>>,
+    /// Enqueues not yet written, oldest first; the holder of `workers` writes them.
+    waiting: std::sync::Mutex<Vec<Request>>,
+    request_ids: AtomicU64,
+    /// Dedupe keys this process has taken and whose window is still open.
+    recent: std::sync::Mutex<RecentKeys>,
     closed: AtomicBool,
 }
 
@@ -183,6 +213,9 @@ impl InProcessQueue {
                 clock,
                 workers: AsyncMutex::new(HashMap::new()),
                 counter: std::sync::Mutex::new(None),
+                waiting: std::sync::Mutex::new(Vec::new()),
+                request_ids: AtomicU64::new(0),
+                recent: std::sync::Mutex::new(RecentKeys::new(RECENT_KEYS_MAX)),
                 closed: AtomicBool::new(false),
             }),
         };
@@ -238,16 +271,17 @@ impl InProcessQueue {
         };
         let mut pending = decode(&item)?;
         pending.stored.error = None;
-        let new_seq = self
-            .append(
-                &pending.stored,
-                vec![WriteOp::delete_if(
-                    PK,
-                    dead_sk(seq),
-                    crate::Condition::Present,
-                )],
-            )
-            .await?;
+        let taken = vec![WriteOp::delete_if(
+            PK,
+            dead_sk(seq),
+            crate::Condition::Present,
+        )];
+        let new_seq = match self.append(&[(&pending.stored, taken)]).await {
+            Ok(new_seq) => new_seq,
+            // Another process re-drove it between the read and the write.
+            Err(AppendError::Refused { .. }) => return Ok(false),
+            Err(AppendError::Queue(e)) => return Err(e),
+        };
         pending.seq = new_seq;
         self.dispatch(&mut workers, pending);
         Ok(true)
@@ -283,66 +317,174 @@ impl InProcessQueue {
         }
     }
 
-    /// Writes the message (and whatever `extra` operations) under the next sequence number.
-    async fn append(&self, stored: &Stored, extra: Vec<WriteOp>) -> Result<u64, QueueError> {
+    /// Writes `messages`, each with its own extra operations, in one transaction under
+    /// consecutive sequence numbers, and returns the first.
+    async fn append(&self, messages: &[(&Stored, Vec<WriteOp>)]) -> Result<u64, AppendError> {
         let table = &self.inner.table;
-        let data = serde_json::to_value(stored).map_err(|e| QueueError::Invalid(e.to_string()))?;
-        let mut known = *self.inner.counter.lock().unwrap_or_else(|p| p.into_inner());
+        let data = messages
+            .iter()
+            .map(|(stored, _)| serde_json::to_value(stored))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+        let count = messages.len() as u64;
+        let mut known = *lock(&self.inner.counter);
         for _ in 0..SEQ_RETRIES_MAX {
             let counter = match known {
                 Some(c) => Some(c),
-                None => table.get(PK, SEQ_SK).await?.map(|c| Counter {
-                    next: c
-                        .data
-                        .get("next")
-                        .and_then(serde_json::Value::as_u64)
-                        .unwrap_or(1),
-                    version: c.version,
-                }),
+                None => table
+                    .get(PK, SEQ_SK)
+                    .await
+                    .map_err(QueueError::from)?
+                    .map(|c| Counter {
+                        next: c
+                            .data
+                            .get("next")
+                            .and_then(serde_json::Value::as_u64)
+                            .unwrap_or(1),
+                        version: c.version,
+                    }),
             };
             let (seq, seq_op, written) = match counter {
                 Some(c) => {
-                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": c.next + 1 }))
-                        .with_version(c.version + 1);
                     let written = Counter {
-                        next: c.next + 1,
+                        next: c.next + count,
                         version: c.version + 1,
                     };
+                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": written.next }))
+                        .with_version(written.version);
                     (c.next, WriteOp::put_if_version(next, c.version), written)
                 }
-                None => (
-                    1,
-                    WriteOp::put_if_absent(Item::new(PK, SEQ_SK, serde_json::json!({ "next": 2 }))),
-                    Counter {
-                        next: 2,
+                None => {
+                    let written = Counter {
+                        next: 1 + count,
                         version: 1,
-                    },
-                ),
+                    };
+                    let next = Item::new(PK, SEQ_SK, serde_json::json!({ "next": written.next }));
+                    (1, WriteOp::put_if_absent(next), written)
+                }
             };
-            let mut ops = vec![
-                seq_op,
-                WriteOp::put_if_absent(Item::new(PK, msg_sk(seq), data.clone())),
-            ];
-            ops.extend(extra.iter().cloned());
+            // The transaction: the counter, then each message followed by its extras;
+            // `owner[i]` names the message whose extra operation `i` is.
+            let mut ops = vec![seq_op];
+            let mut owner = vec![None];
+            for (i, ((_, extra), data)) in messages.iter().zip(&data).enumerate() {
+                ops.push(WriteOp::put_if_absent(Item::new(
+                    PK,
+                    msg_sk(seq + i as u64),
+                    data.clone(),
+                )));
+                owner.push(None);
+                ops.extend(extra.iter().cloned());
+                owner.extend(extra.iter().map(|_| Some(i)));
+            }
             let result = table.write(ops).await;
-            let mut cached = self.inner.counter.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cached = lock(&self.inner.counter);
             match result {
                 Ok(()) => {
                     *cached = Some(written);
                     return Ok(seq);
                 }
-                // Another writer moved the counter: read it again.
-                Err(StoreError::ConditionFailed { op_index: 0 | 1 }) => {
-                    *cached = None;
-                    known = None;
+                Err(StoreError::ConditionFailed { op_index }) => {
+                    match owner.get(op_index).copied().flatten() {
+                        // An extra operation's condition: that message's to answer; nothing
+                        // was written, so the counter is as it was.
+                        Some(message) => return Err(AppendError::Refused { message }),
+                        // The counter or a message's slot: another writer moved the counter.
+                        None => {
+                            *cached = None;
+                            known = None;
+                        }
+                    }
                 }
                 // Nothing was written: the counter is as it was.
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(QueueError::from(e).into()),
             }
         }
         Err(QueueError::Store(StoreError::Throttled(
             "could not take a queue sequence number".into(),
-        )))
+        ))
+        .into())
+    }
+
+    /// Takes the oldest waiting enqueues, as many as one transaction holds.
+    fn take_batch(&self) -> Vec<Request> {
+        let mut waiting = lock(&self.inner.waiting);
+        let (mut count, mut bytes) = (0, 0);
+        for request in waiting.iter() {
+            let size = request.stored.body.len();
+            if count == ENQUEUE_BATCH_MAX || (count > 0 && bytes + size > ENQUEUE_BATCH_BYTES_MAX) {
+                break;
+            }
+            count += 1;
+            bytes += size;
+        }
+        waiting.drain(..count).collect()
+    }
+
+    /// Writes `batch` in one transaction (again without a message the table already holds),
+    /// dispatches what was written in sequence order and answers every caller. Runs under the
+    /// enqueue lock (`workers`).
+    async fn write_batch(&self, workers: &mut HashMap<String, Worker>, batch: Vec<Request>) {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            for request in batch {
+                let _ = request.done.send(Err(QueueError::Closed));
+            }
+            return;
+        }
+        // Two copies of one message in a batch: the first is written, the others are its
+        // duplicates (a transaction may not name the dedupe item twice).
+        let mut seen = HashSet::with_capacity(batch.len());
+        let mut todo = Vec::with_capacity(batch.len());
+        for request in batch {
+            if seen.insert(request.dedupe) {
+                todo.push(request);
+            } else {
+                duplicate_dropped(request);
+            }
+        }
+        while !todo.is_empty() {
+            let now = self.inner.clock.now_secs();
+            let until = now + DEDUPE_WINDOW_SECS;
+            let messages: Vec<(&Stored, Vec<WriteOp>)> = todo
+                .iter()
+                .map(|request| {
+                    let dedupe = Item::new(PK, dedupe_sk(&request.dedupe), serde_json::json!({}))
+                        .with_ttl(until);
+                    (&request.stored, vec![WriteOp::put_if_absent(dedupe)])
+                })
+                .collect();
+            let result = self.append(&messages).await;
+            drop(messages);
+            match result {
+                Ok(first) => {
+                    let mut recent = lock(&self.inner.recent);
+                    for request in &todo {
+                        recent.insert(request.dedupe, until, now);
+                    }
+                    drop(recent);
+                    for (seq, request) in (first..).zip(todo) {
+                        self.dispatch(
+                            workers,
+                            Pending {
+                                seq,
+                                stored: request.stored,
+                            },
+                        );
+                        let _ = request.done.send(Ok(()));
+                    }
+                    return;
+                }
+                // Its dedupe item is in the table: taken before (by an earlier run of this
+                // process, or past what memory keeps). The rest go again without it.
+                Err(AppendError::Refused { message }) => duplicate_dropped(todo.remove(message)),
+                Err(AppendError::Queue(e)) => {
+                    for request in todo {
+                        let _ = request.done.send(Err(e.clone()));
+                    }
+                    return;
+                }
+            }
+        }
     }
 
     fn dispatch(&self, workers: &mut HashMap<String, Worker>, pending: Pending) {
@@ -488,38 +630,103 @@ impl TurnQueue for InProcessQueue {
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(QueueError::Closed);
         }
-        let dedupe_sk = dedupe_sk(group, dedupe_id);
-        // A provider's retry of a message already taken: one indexed read answers it, without
-        // the enqueue lock and the write transaction that would fail on the dedupe item anyway
-        // (that conditional write still decides when two copies race past this read).
-        if self.inner.table.get(PK, &dedupe_sk).await?.is_some() {
+        let dedupe = dedupe_key(group, dedupe_id);
+        // A provider's retry of a message this process took lately: answered from memory,
+        // without the table or the enqueue lock.
+        if lock(&self.inner.recent).contains(&dedupe, self.inner.clock.now_secs()) {
             tracing::debug!(dedupe_id, "duplicate message dropped");
             return Ok(());
         }
-        let stored = Stored {
-            group: group.to_owned(),
-            dedupe_id: dedupe_id.to_owned(),
-            body: body.to_owned(),
-            error: None,
-            traceparent: trace.traceparent().map(str::to_owned),
-            tracestate: trace.tracestate().map(str::to_owned),
+        let (done, mut outcome) = oneshot::channel();
+        let id = self.inner.request_ids.fetch_add(1, Ordering::Relaxed);
+        lock(&self.inner.waiting).push(Request {
+            id,
+            stored: Stored {
+                group: group.to_owned(),
+                dedupe_id: dedupe_id.to_owned(),
+                body: body.to_owned(),
+                error: None,
+                traceparent: trace.traceparent().map(str::to_owned),
+                tracestate: trace.tracestate().map(str::to_owned),
+            },
+            dedupe,
+            done,
+        });
+        let _withdraw = Withdraw {
+            inner: &self.inner,
+            id,
         };
-        let ttl = self.inner.clock.now_secs() + DEDUPE_WINDOW_SECS;
-        let dedupe =
-            WriteOp::put_if_absent(Item::new(PK, dedupe_sk, serde_json::json!({})).with_ttl(ttl));
         let mut workers = self.inner.workers.lock().await;
-        match self.append(&stored, vec![dedupe]).await {
-            Ok(seq) => {
-                self.dispatch(&mut workers, Pending { seq, stored });
-                Ok(())
+        // Whoever held the lock before may have written this message with its own batch; if
+        // not, write what is waiting, oldest first, until it is.
+        loop {
+            match outcome.try_recv() {
+                Ok(result) => return result,
+                Err(oneshot::error::TryRecvError::Closed) => return Err(interrupted()),
+                Err(oneshot::error::TryRecvError::Empty) => {}
             }
-            Err(QueueError::Store(StoreError::ConditionFailed { op_index: 2 })) => {
-                tracing::debug!(dedupe_id, "duplicate message dropped");
-                Ok(())
+            let batch = self.take_batch();
+            if batch.is_empty() {
+                // Neither answered nor waiting: only a writer dropped mid-write leaves that.
+                return Err(interrupted());
             }
-            Err(e) => Err(e),
+            self.write_batch(&mut workers, batch).await;
         }
     }
+}
+
+/// What [`InProcessQueue::append`] could not do.
+enum AppendError {
+    /// The condition of an extra operation of message `message` (its index in the batch) did
+    /// not hold; nothing was written.
+    Refused { message: usize },
+    /// Anything else; nothing was written.
+    Queue(QueueError),
+}
+
+impl From<QueueError> for AppendError {
+    fn from(e: QueueError) -> Self {
+        Self::Queue(e)
+    }
+}
+
+/// Takes a waiting enqueue back out when its caller goes away before a writer took it (a
+/// message taken already is written and answered regardless).
+struct Withdraw<'a> {
+    inner: &'a Inner,
+    id: u64,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        lock(&self.inner.waiting).retain(|request| request.id != self.id);
+    }
+}
+
+/// Answers a duplicate: accepted, and dropped.
+fn duplicate_dropped(request: Request) {
+    tracing::debug!(
+        dedupe_id = request.stored.dedupe_id.as_str(),
+        "duplicate message dropped"
+    );
+    let _ = request.done.send(Ok(()));
+}
+
+/// The answer for an enqueue whose batch's writer went away before the write was confirmed:
+/// it may or may not be queued, so the caller answers as for a failed write (the provider
+/// retries, and the dedupe item decides).
+fn interrupted() -> QueueError {
+    QueueError::Store(StoreError::Backend(
+        "the write holding this message was interrupted before it was confirmed".into(),
+    ))
+}
+
+/// A std mutex's guard; a poisoned lock is taken as it is (every critical section here leaves
+/// its data consistent at each step).
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Aborts the handler's task when the worker itself is aborted (shutdown past its grace), so
@@ -535,12 +742,16 @@ impl<T> Drop for AbortOnDrop<T> {
 /// The dedupe key of `dedupe_id` within `group`: ids are unique per conversation only (a web
 /// chat's ids are generated by each browser), so the same id in two groups is two messages.
 /// The group is length-prefixed so no (group, id) pair can pose as another.
-fn dedupe_sk(group: &str, dedupe_id: &str) -> String {
+fn dedupe_key(group: &str, dedupe_id: &str) -> DedupeKey {
     let mut hash = Sha256::new();
     hash.update((group.len() as u64).to_be_bytes());
     hash.update(group.as_bytes());
     hash.update(dedupe_id.as_bytes());
-    format!("{DEDUPE_PREFIX}{}", hex::encode(hash.finalize()))
+    hash.finalize().into()
+}
+
+fn dedupe_sk(key: &DedupeKey) -> String {
+    format!("{DEDUPE_PREFIX}{}", hex::encode(key))
 }
 
 fn msg_sk(seq: u64) -> String {

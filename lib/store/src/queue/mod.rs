@@ -2,6 +2,7 @@
 //! with duplicates (same dedupe id within five minutes) dropped, as SQS FIFO does it.
 
 mod in_process;
+mod recent;
 mod schedule;
 #[cfg(feature = "sqs")]
 mod sqs;
@@ -111,7 +112,7 @@ pub trait Handler: Send + Sync + 'static {
 }
 
 /// What can go wrong enqueueing.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum QueueError {
     /// The durable store refused the write.
     #[error("queue store: {0}")]
