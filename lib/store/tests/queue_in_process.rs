@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use steward_store::testing::RecordingSleeper;
 use steward_store::{
-    Handler, HandlerError, InProcessQueue, Item, ManualClock, Page, Query, QueueConfig,
+    Handler, HandlerError, InProcessQueue, Item, ManualClock, Page, Query, QueueConfig, QueueError,
     QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE, SqliteTable, StoreError, Table, TokioSleeper,
     TraceContext, TurnQueue, WriteOp, redelivery_wait_total,
 };
@@ -670,6 +670,40 @@ impl Table for GatedTable {
     }
 }
 
+/// Enqueues `first` and holds its write at the gate while every `(group, id, body)` of `rest`
+/// is sent and waits behind it, then opens the gate. Returns each enqueue's answer, `first`'s
+/// first.
+async fn enqueue_behind_a_held_write(
+    q: &InProcessQueue,
+    table: &GatedTable,
+    first: (&str, &str, &str),
+    rest: Vec<(String, String, String)>,
+) -> Vec<Result<(), QueueError>> {
+    let (group, id, body) = (first.0.to_owned(), first.1.to_owned(), first.2.to_owned());
+    let q0 = q.clone();
+    let first = tokio::spawn(async move { q0.enqueue(&group, &id, &body).await });
+    wait_until("the first write started", || {
+        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    let callers: Vec<_> = rest
+        .into_iter()
+        .map(|(group, id, body)| {
+            let q = q.clone();
+            tokio::spawn(async move { q.enqueue(&group, &id, &body).await })
+        })
+        .collect();
+    // Nothing observable says when all of them wait on the lock; a tenth of a second is
+    // ample for tasks that only push to a list, and a late one only makes one more batch.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    table.gate.add_permits(1);
+    let mut answers = vec![first.await.unwrap()];
+    for caller in callers {
+        answers.push(caller.await.unwrap());
+    }
+    answers
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enqueues_waiting_on_a_write_share_the_next_transaction_and_each_is_delivered_once() {
     let table = GatedTable::new(sqlite());
@@ -677,40 +711,18 @@ async fn enqueues_waiting_on_a_write_share_the_next_transaction_and_each_is_deli
     let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
         .await
         .unwrap();
-    // The first enqueue holds the enqueue lock, its write waiting on the gate.
-    let first = {
-        let q = q.clone();
-        tokio::spawn(async move { q.enqueue("g0", "m0", "g0 m0").await })
-    };
-    wait_until("the first write started", || {
-        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
-    })
-    .await;
-    // Sixty more over three conversations, plus a copy of one of them, arrive meanwhile.
-    let mut callers = Vec::new();
-    for n in 1..=60 {
-        let (q, group) = (q.clone(), format!("g{}", n % 3));
-        callers.push(tokio::spawn(async move {
-            q.enqueue(&group, &format!("m{n}"), &format!("{group} m{n}"))
-                .await
-        }));
+    // Sixty more over three conversations, plus a copy of one of them, arrive while the
+    // first write is held.
+    let mut rest: Vec<(String, String, String)> = (1..=60)
+        .map(|n| {
+            let group = format!("g{}", n % 3);
+            (group.clone(), format!("m{n}"), format!("{group} m{n}"))
+        })
+        .collect();
+    rest.push(("g1".into(), "m1".into(), "g1 m1 again".into()));
+    for answer in enqueue_behind_a_held_write(&q, &table, ("g0", "m0", "g0 m0"), rest).await {
+        answer.expect("every enqueue is acknowledged, the copy too");
     }
-    let copy = {
-        let q = q.clone();
-        tokio::spawn(async move { q.enqueue("g1", "m1", "g1 m1 again").await })
-    };
-    // Nothing observable says when all sixty-one wait on the lock; a tenth of a second is
-    // ample for tasks that only push to a list, and a late one only makes one more batch.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    table.gate.add_permits(1);
-    first.await.unwrap().unwrap();
-    for caller in callers {
-        caller
-            .await
-            .unwrap()
-            .expect("every enqueue is acknowledged");
-    }
-    copy.await.unwrap().expect("the copy is acknowledged too");
     wait_until("all sixty-one handled", || {
         rec.done.lock().unwrap().len() == 61
     })
@@ -762,29 +774,11 @@ async fn a_batch_meeting_a_message_taken_by_an_earlier_run_drops_that_one_and_wr
     let q = InProcessQueue::start(table.clone(), rec.clone(), fast())
         .await
         .unwrap();
-    let first = {
-        let q = q.clone();
-        tokio::spawn(async move { q.enqueue("g", "m0", "m0").await })
-    };
-    wait_until("the first write started", || {
-        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
-    })
-    .await;
-    let mut callers = Vec::new();
-    for n in 1..=5 {
-        let q = q.clone();
-        callers.push(tokio::spawn(async move {
-            q.enqueue("g", &format!("m{n}"), &format!("m{n}")).await
-        }));
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    table.gate.add_permits(1);
-    first.await.unwrap().unwrap();
-    for caller in callers {
-        caller
-            .await
-            .unwrap()
-            .expect("every copy is acknowledged, the known one too");
+    let rest = (1..=5)
+        .map(|n| ("g".to_owned(), format!("m{n}"), format!("m{n}")))
+        .collect();
+    for answer in enqueue_behind_a_held_write(&q, &table, ("g", "m0", "m0"), rest).await {
+        answer.expect("every copy is acknowledged, the known one too");
     }
     wait_until("five handled", || rec.done_in("g").len() == 5).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
