@@ -2,6 +2,8 @@
 //! and most tests. Several processes may open the same file (the operator commands run while
 //! `serve` does): writes take SQLite's write lock up front and wait for it up to a timeout.
 
+mod checkpoint;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,6 +12,7 @@ use async_trait::async_trait;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
+use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
 use crate::item::canonical;
 use crate::validate::{validate_key, validate_transaction};
 use crate::write::holds;
@@ -64,6 +67,8 @@ struct Inner {
     conn: Mutex<Connection>,
     clock: Arc<dyn Clock>,
     label: String,
+    /// A file store's checkpoint thread (`sqlite/checkpoint.rs`); none in memory.
+    checkpointer: Option<Checkpointer>,
 }
 
 impl std::fmt::Debug for SqliteTable {
@@ -92,7 +97,11 @@ impl SqliteTable {
             })?;
         }
         let conn = Connection::open(path).map_err(backend)?;
-        Self::init(conn, clock, path.display().to_string())
+        let mut table = Self::init(conn, clock, path.display().to_string())?;
+        if let Some(inner) = Arc::get_mut(&mut table.inner) {
+            inner.checkpointer = Checkpointer::start(path);
+        }
+        Ok(table)
     }
 
     /// A private in-memory store (tests, `steward smoke`).
@@ -114,6 +123,12 @@ impl SqliteTable {
             .map_err(backend)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(backend)?;
+        // Checkpoints come from the checkpointer thread every half second; SQLite's own, run by
+        // the commit that crosses its threshold, is only the backstop (`sqlite/checkpoint.rs`).
+        conn.pragma_update(None, "wal_autocheckpoint", AUTO_CHECKPOINT_PAGES)
+            .map_err(backend)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_KEEP_BYTES)
+            .map_err(backend)?;
         conn.execute_batch(SCHEMA).map_err(backend)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
@@ -129,6 +144,7 @@ impl SqliteTable {
                 conn: Mutex::new(conn),
                 clock,
                 label,
+                checkpointer: None,
             }),
         })
     }
@@ -151,6 +167,9 @@ impl SqliteTable {
                 })
                 .await?;
             total += deleted;
+            if deleted > 0 {
+                self.inner.wrote();
+            }
             if deleted < SWEEP_BATCH_ROWS {
                 return Ok(total);
             }
@@ -181,6 +200,13 @@ impl Inner {
         // transaction rolls back on drop), so a poisoned lock is safe to reuse.
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut conn, now)
+    }
+
+    /// Tells the checkpointer that a transaction committed.
+    fn wrote(&self) {
+        if let Some(c) = &self.checkpointer {
+            c.wrote();
+        }
     }
 }
 
@@ -317,7 +343,9 @@ impl Table for SqliteTable {
                 }
             }
             tx.commit()
-        })
+        })?;
+        self.inner.wrote();
+        Ok(())
     }
 }
 

@@ -15,6 +15,8 @@
 //!   update, two items each, at most [`ENQUEUE_BATCH_MAX`]). Each caller returns once the
 //!   transaction holding its message committed, so the durability promise is the same as one
 //!   write each; a burst of webhook deliveries pays for one commit instead of one each.
+//! * Deletes by group commit too ([`super::removals`]): handled messages whose deletes meet
+//!   one being written go in the next transaction together.
 //! * Bounded retries: a failing (or panicking) handler is retried on the redelivery schedule
 //!   the agent Lambda applies to SQS records ([`REDELIVERY_SCHEDULE`]: 5 s, 30 s, 2 min,
 //!   10 min), at most [`RECEIVES_MAX`] attempts, then the message is parked as a
@@ -36,6 +38,7 @@ use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::recent::{DedupeKey, RECENT_KEYS_MAX, RecentKeys};
+use super::removals::Removals;
 use super::{
     DEDUPE_WINDOW_SECS, Handler, QueueError, QueuedMessage, RECEIVES_MAX, REDELIVERY_SCHEDULE,
     TraceContext, TurnQueue, redelivery_delay,
@@ -168,6 +171,8 @@ struct Inner {
     request_ids: AtomicU64,
     /// Dedupe keys this process has taken and whose window is still open.
     recent: std::sync::Mutex<RecentKeys>,
+    /// Handled messages' deletes, written together when they arrive together.
+    removals: Removals,
     closed: AtomicBool,
 }
 
@@ -216,6 +221,7 @@ impl InProcessQueue {
                 waiting: std::sync::Mutex::new(Vec::new()),
                 request_ids: AtomicU64::new(0),
                 recent: std::sync::Mutex::new(RecentKeys::new(RECENT_KEYS_MAX)),
+                removals: Removals::default(),
                 closed: AtomicBool::new(false),
             }),
         };
@@ -541,8 +547,8 @@ impl InProcessQueue {
             match (&mut task.0).await {
                 Ok(Ok(())) => {
                     if let Err(e) = inner
-                        .table
-                        .write(vec![WriteOp::delete(PK, msg_sk(seq))])
+                        .removals
+                        .remove(inner.table.as_ref(), PK, msg_sk(seq))
                         .await
                     {
                         tracing::error!(seq, error = %e, "handled message could not be removed; it will be redelivered");

@@ -3,6 +3,7 @@
 
 mod in_process;
 mod recent;
+mod removals;
 mod schedule;
 #[cfg(feature = "sqs")]
 mod sqs;
