@@ -171,3 +171,39 @@ macro_rules! backend_tests {
         }
     };
 }
+
+/// For tests of group commit: starts `first`, waits (up to 10 s) until `held()` says its write
+/// is held at the test's gate, starts every one of `rest` behind it, gives them a tenth of a
+/// second to line up (nothing observable says when all of them wait on the lock; a tenth of a
+/// second is ample for tasks that only push to a list, and a late one only makes one more
+/// batch), then calls `open`. Returns each outcome, `first`'s first.
+///
+/// # Panics
+/// When the first write is not held within 10 s, or a task panics: a failed test.
+#[allow(clippy::panic, clippy::expect_used)]
+pub async fn behind_a_held_write<T, F>(
+    first: F,
+    rest: Vec<F>,
+    held: impl Fn() -> bool,
+    open: impl FnOnce(),
+) -> Vec<T>
+where
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let first = tokio::spawn(first);
+    let mut waited = 0;
+    while !held() {
+        assert!(waited < 1_000, "the first write was not held within 10 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    let rest: Vec<_> = rest.into_iter().map(tokio::spawn).collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    open();
+    let mut outcomes = vec![first.await.expect("the first task ran")];
+    for task in rest {
+        outcomes.push(task.await.expect("every task ran"));
+    }
+    outcomes
+}

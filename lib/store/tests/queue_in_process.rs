@@ -679,29 +679,19 @@ async fn enqueue_behind_a_held_write(
     first: (&str, &str, &str),
     rest: Vec<(String, String, String)>,
 ) -> Vec<Result<(), QueueError>> {
-    let (group, id, body) = (first.0.to_owned(), first.1.to_owned(), first.2.to_owned());
-    let q0 = q.clone();
-    let first = tokio::spawn(async move { q0.enqueue(&group, &id, &body).await });
-    wait_until("the first write started", || {
-        table.held_first.load(std::sync::atomic::Ordering::SeqCst)
-    })
-    .await;
-    let callers: Vec<_> = rest
-        .into_iter()
-        .map(|(group, id, body)| {
-            let q = q.clone();
-            tokio::spawn(async move { q.enqueue(&group, &id, &body).await })
-        })
-        .collect();
-    // Nothing observable says when all of them wait on the lock; a tenth of a second is
-    // ample for tasks that only push to a list, and a late one only makes one more batch.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    table.gate.add_permits(1);
-    let mut answers = vec![first.await.unwrap()];
-    for caller in callers {
-        answers.push(caller.await.unwrap());
-    }
-    answers
+    let enqueue = |(group, id, body): (String, String, String)| {
+        let q = q.clone();
+        async move { q.enqueue(&group, &id, &body).await }
+    };
+    let first = enqueue((first.0.to_owned(), first.1.to_owned(), first.2.to_owned()));
+    let rest = rest.into_iter().map(enqueue).collect();
+    steward_store::testing::behind_a_held_write(
+        first,
+        rest,
+        || table.held_first.load(std::sync::atomic::Ordering::SeqCst),
+        || table.gate.add_permits(1),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -78,12 +78,12 @@ fn interrupted() -> StoreError {
     StoreError::Backend("the delete's writer stopped before it answered".into())
 }
 
-#[cfg(test)]
+// Needs `crate::testing`, which the crate's own dev-dependency turns on for every test build.
+#[cfg(all(test, feature = "testing"))]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
-    use std::time::Duration;
 
     use async_trait::async_trait;
     use tokio::sync::Semaphore;
@@ -151,27 +151,21 @@ mod tests {
         removals: &Arc<Removals>,
         keys: usize,
     ) -> Vec<Result<(), StoreError>> {
-        let spawn = |i: usize| {
+        let remove = |i: usize| {
             let (table, removals) = (Arc::clone(table), Arc::clone(removals));
-            tokio::spawn(async move {
+            async move {
                 removals
                     .remove(table.as_ref(), "Q", format!("MSG#{i:03}"))
                     .await
-            })
+            }
         };
-        let first = spawn(0);
-        while !table.held.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let rest: Vec<_> = (1..keys).map(spawn).collect();
-        // Nothing says when all of them wait on the lock; a late one only makes one more batch.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        table.gate.add_permits(1);
-        let mut outcomes = vec![first.await.unwrap()];
-        for r in rest {
-            outcomes.push(r.await.unwrap());
-        }
-        outcomes
+        crate::testing::behind_a_held_write(
+            remove(0),
+            (1..keys).map(remove).collect(),
+            || table.held.load(Ordering::SeqCst),
+            || table.gate.add_permits(1),
+        )
+        .await
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
