@@ -9,6 +9,8 @@
 #   3. a function's normal dependency tree (`cargo tree -p <function> -e normal`) holds a crate
 #      its table row below forbids — above all the webhook function, which must link no harness,
 #      no domain, no model client, no SQLite, no maud and no MCP library;
+#      Every function links one HTTP and TLS stack (reqwest on hyper 1, rustls on aws-lc-rs):
+#      no `ring`, no HTTP/2 (`h2`) and not the AWS SDK's own HTTP client (bench/RESULTS.md);
 #   4. a function's tree enables the MCP conformance fixtures (`steward-mcp/conformance`).
 #
 #   infra/layers.sh            # exit 0 when all hold; otherwise one line per violation
@@ -16,11 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What each function must not link (normal dependencies, whole tree).
+one_stack="ring h2 aws-smithy-http-client"
 forbidden_in_tree=(
-  "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken"
-  "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken"
-  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime jsonwebtoken"
-  "steward-fn-web:rusqlite libsqlite3-sys rmcp aws-sdk-bedrockruntime"
+  "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken $one_stack"
+  "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken $one_stack"
+  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime jsonwebtoken $one_stack"
+  "steward-fn-web:rusqlite libsqlite3-sys rmcp aws-sdk-bedrockruntime $one_stack"
 )
 
 status=0

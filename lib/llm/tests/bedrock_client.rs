@@ -20,6 +20,7 @@ const LLAMA: &str = "us.meta.llama4-maverick-17b-instruct-v1:0";
 
 fn sdk_config(server: &FakeServer) -> SdkConfig {
     SdkConfig::builder()
+        .http_client(steward_net::sdk_http_client())
         .endpoint_url(server.base_url())
         .region(Region::new("us-east-1"))
         .credentials_provider(SharedCredentialsProvider::new(Credentials::new(

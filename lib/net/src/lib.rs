@@ -5,8 +5,16 @@
 //! crypto libraries in every binary). Without a provider, reqwest panics when a client is
 //! built. [`client_builder`] installs `aws-lc-rs` as the process's default provider first,
 //! once, so a client built through it works in any order, in binaries and tests alike.
+//!
+//! With the `aws-sdk` feature, [`sdk_http_client`] is the AWS SDK's HTTP client on top of the
+//! same reqwest (the SDK links no client of its own: no HTTP/2, no second TLS connector).
 
 use std::sync::Once;
+
+#[cfg(feature = "aws-sdk")]
+mod aws_sdk;
+#[cfg(feature = "aws-sdk")]
+pub use aws_sdk::sdk_http_client;
 
 /// A `reqwest::ClientBuilder` whose TLS runs on rustls with the `aws-lc-rs` provider (and
 /// the Mozilla roots of `webpki-roots`). Use it instead of `reqwest::Client::builder()` or

@@ -39,10 +39,12 @@ pub fn store_timeouts() -> TimeoutConfig {
 }
 
 /// The SDK configuration from the environment (`AWS_REGION`, credentials, `AWS_ENDPOINT_URL`…)
-/// with [`store_timeouts`]. Clients that need other bounds (the model's streamed answer,
-/// Parameter Store at init) set their own on top.
+/// with [`store_timeouts`], on Steward's HTTP client (`steward_net::sdk_http_client`: the
+/// SDK links no client of its own). Clients that need other bounds (the model's streamed
+/// answer, Parameter Store at init) set their own on top.
 pub async fn load_sdk_config() -> SdkConfig {
     aws_config::defaults(BehaviorVersion::latest())
+        .http_client(steward_net::sdk_http_client())
         .timeout_config(store_timeouts())
         .load()
         .await

@@ -39,6 +39,7 @@ pub fn emulator_endpoint() -> Option<String> {
 /// SDK configuration for the emulator: fixed test credentials and region.
 pub async fn emulator_config(endpoint: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(steward_net::sdk_http_client())
         .endpoint_url(endpoint)
         .region(aws_config::Region::new("us-east-1"))
         .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(

@@ -164,6 +164,7 @@ fn converse_answer(content: Value, stop: &str) -> (u16, Value) {
 
 async fn bedrock(url: &str) -> Arc<dyn LlmClient> {
     let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(steward_net::sdk_http_client())
         .test_credentials()
         .region(aws_config::Region::new("us-east-1"))
         .endpoint_url(url)

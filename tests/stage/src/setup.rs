@@ -63,6 +63,7 @@ impl Drop for Moto {
 /// An SDK configuration for `endpoint` with test credentials.
 pub async fn sdk(endpoint: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(steward_net::sdk_http_client())
         .endpoint_url(endpoint)
         .region(aws_config::Region::new("eu-west-1"))
         .credentials_provider(aws_sdk_sqs::config::Credentials::new(

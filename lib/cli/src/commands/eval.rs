@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use steward_edge::config::Settings;
 use steward_eval::{ModelChoice, Report, parse_suite, run_suite, tool_names};
 use steward_events::EventsConfig;
-use steward_worker::model::{self, ModelProvider, model_client};
+use steward_worker::model::model_client;
 
 /// The model settings with `STEWARD_MODEL` replaced by `model` when one is given.
 fn settings_with_model(model: Option<&str>) -> Settings {
@@ -27,11 +27,7 @@ fn settings_with_model(model: Option<&str>) -> Settings {
 /// The configured real model (`model` overrides `STEWARD_MODEL`).
 pub async fn real_model(model: Option<&str>) -> Result<ModelChoice> {
     let settings = settings_with_model(model);
-    // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
-    let sdk = match model::provider(&settings)? {
-        ModelProvider::Bedrock => aws_config::load_from_env().await,
-        _ => aws_config::SdkConfig::builder().build(),
-    };
+    let sdk = super::model_sdk_config(&settings).await?;
     let (client, settings) = model_client(&settings, &sdk).context("the model configuration")?;
     let Some(client) = client else {
         bail!(

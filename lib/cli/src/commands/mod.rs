@@ -9,8 +9,26 @@ mod smoke;
 mod turns;
 
 use anyhow::Result;
+use steward_edge::config::Settings;
+use steward_worker::model::{self, ModelProvider};
 
 use crate::{Cli, Command};
+
+/// The AWS configuration behind a command's model client. Only Bedrock needs one: loaded from
+/// the environment (region and credentials, an operator's profile, SSO sign-in or credential
+/// process included) on Steward's HTTP client. Any other provider gets an empty one, since
+/// loading it would probe for credentials.
+async fn model_sdk_config(settings: &Settings) -> Result<aws_config::SdkConfig> {
+    Ok(match model::provider(settings)? {
+        ModelProvider::Bedrock => {
+            aws_config::defaults(aws_config::BehaviorVersion::latest())
+                .http_client(steward_net::sdk_http_client())
+                .load()
+                .await
+        }
+        _ => aws_config::SdkConfig::builder().build(),
+    })
+}
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> Result<()> {

@@ -24,7 +24,6 @@ use steward_store::{
 use steward_webapp::config as web;
 use steward_webapp::{SignInMode, WebState, app};
 use steward_webhook as webhooks;
-use steward_worker::model::{self, ModelProvider};
 use steward_worker::wiring;
 
 use super::serve_metrics::{self, METRICS_PATH, PrometheusRecorder};
@@ -123,11 +122,7 @@ pub async fn serve(cli: &Cli) -> Result<()> {
     }
     let mcp_config = McpConfig::local_from_lookup(bound, settings.lookup())?;
 
-    // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
-    let sdk = match model::provider(&settings)? {
-        ModelProvider::Bedrock => aws_config::load_from_env().await,
-        _ => aws_config::SdkConfig::builder().build(),
-    };
+    let sdk = super::model_sdk_config(&settings).await?;
     let domain = steward_events::domain(&web_config.events);
     let registry = Arc::clone(&domain.registry);
     let worker = wiring::turn_worker(

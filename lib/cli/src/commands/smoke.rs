@@ -16,7 +16,7 @@ use steward_harness::{
 };
 use steward_llm::{ContentBlock, CreateRequest, CreateResponse, LlmClient, LlmError};
 use steward_store::{Clock, SqliteTable, SystemClock, Table};
-use steward_worker::model::{self, ModelProvider, model_client};
+use steward_worker::model::model_client;
 
 /// What the smoke conversation says, in order: set up an event, rooms, sessions, a timetable,
 /// publish (which the gate holds), confirm, and thanks (a reaction is enough).
@@ -81,11 +81,7 @@ impl Outbox for PrintingOutbox {
 /// Runs the smoke conversation.
 pub async fn smoke() -> Result<()> {
     let settings = Settings::from_process_env();
-    // Only Bedrock needs AWS configuration; loading it otherwise would probe for credentials.
-    let sdk = match model::provider(&settings)? {
-        ModelProvider::Bedrock => aws_config::load_from_env().await,
-        _ => aws_config::SdkConfig::builder().build(),
-    };
+    let sdk = super::model_sdk_config(&settings).await?;
     let (client, model) = model_client(&settings, &sdk).context("the model configuration")?;
     let Some(client) = client else {
         bail!(
