@@ -106,7 +106,7 @@ pub(crate) fn to_converse(
     request.ensure_media_resolved()?;
     let features = ConverseFeatures::for_model(&request.model);
     let mut system = Vec::with_capacity(request.system.len() + 1);
-    for block in &request.system {
+    for block in request.system.iter() {
         system.push(bt::SystemContentBlock::Text(block.text.clone()));
         if let Some(point) = cache_point(features, block.cache_control.as_ref())? {
             system.push(bt::SystemContentBlock::CachePoint(point));

@@ -63,7 +63,7 @@ fn messages_left_empty_are_dropped_and_neighbours_merged() {
             Message::user_text("two"),
         ],
     );
-    request.system = vec![SystemBlock::new("sys").cached()];
+    request.system = vec![SystemBlock::new("sys").cached()].into();
     let input = to_converse(&request, &[]).expect("input");
     assert_eq!(input.messages.len(), 1);
     assert_eq!(

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use sse_stream::SseStream;
 
@@ -26,6 +26,7 @@ use crate::limits::{
     MODEL_RETRY_BACKOFF_MILLIS, MODEL_START_SECS, MODEL_STREAM_IDLE_SECS, model_call_timeout,
 };
 use crate::messages_stream::{Assembler, Progress};
+use crate::request_body::BodyEncoder;
 use crate::retry::{Failed, with_one_retry_unless_started};
 use crate::wire::{CreateRequest, CreateResponse};
 
@@ -126,16 +127,8 @@ pub struct AnthropicClient {
     timeout: Option<Duration>,
     idle_timeout: Duration,
     retry_backoff: Duration,
-}
-
-/// The request body: the request's own fields, byte for byte as the non-streaming body had
-/// them, then `"stream":true`. The prompt cache keys on the prompt's content, and the
-/// stored transcript holds answers, not request bytes, so neither changes.
-#[derive(Serialize)]
-struct StreamedRequest<'a> {
-    #[serde(flatten)]
-    request: &'a CreateRequest,
-    stream: bool,
+    /// Request bodies, with the frozen prefix encoded once (`request_body.rs`).
+    body: BodyEncoder,
 }
 
 /// Why reading a streamed body stopped early; carried through the SSE parser as its body error.
@@ -195,6 +188,7 @@ impl AnthropicClient {
             timeout: config.timeout,
             idle_timeout: config.idle_timeout,
             retry_backoff: config.retry_backoff,
+            body: BodyEncoder::default(),
         })
     }
 
@@ -296,14 +290,15 @@ impl LlmClient for AnthropicClient {
 
     async fn create(&self, request: &CreateRequest) -> Result<CreateResponse, LlmError> {
         request.ensure_media_resolved()?;
-        let body = serde_json::to_vec(&StreamedRequest {
-            request,
-            stream: true,
-        })
-        .map_err(|error| LlmError::InvalidRequest {
-            message: format!("could not encode the request: {error}"),
-            kind: crate::error::InvalidKind::Other,
-        })?;
+        // The request's own fields, then `"stream":true`. The prompt cache keys on the
+        // prompt's content, and the stored transcript holds answers, not request bytes.
+        let body = self
+            .body
+            .streamed(request)
+            .map_err(|error| LlmError::InvalidRequest {
+                message: format!("could not encode the request: {error}"),
+                kind: crate::error::InvalidKind::Other,
+            })?;
         let ceiling = self
             .timeout
             .unwrap_or_else(|| model_call_timeout(request.max_tokens));

@@ -42,6 +42,8 @@ mod messages_stream;
 pub mod openai;
 pub mod pricing;
 pub mod replay;
+#[cfg(feature = "http")]
+mod request_body;
 #[cfg(any(feature = "http", feature = "bedrock"))]
 mod retry;
 pub mod scripted;

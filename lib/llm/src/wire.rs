@@ -166,9 +166,11 @@ pub struct CreateRequest {
     pub model: String,
     /// Upper bound on output tokens, reasoning included.
     pub max_tokens: u32,
-    /// The system prompt, as blocks so each can carry a cache breakpoint.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub system: Vec<SystemBlock>,
+    /// The system prompt, as blocks so each can carry a cache breakpoint. Shared like
+    /// `tools`: the harness builds it once and every request points at it (and the Claude API
+    /// client encodes it once per list, `http.rs`).
+    #[serde(default, skip_serializing_if = "no_system")]
+    pub system: Arc<[SystemBlock]>,
     /// The conversation so far, oldest first.
     pub messages: Vec<Message>,
     /// Tools the model may call, in a fixed order. Shared, not copied: the harness builds the
@@ -187,6 +189,10 @@ pub struct CreateRequest {
     pub temperature: Option<f64>,
 }
 
+fn no_system(system: &Arc<[SystemBlock]>) -> bool {
+    system.is_empty()
+}
+
 fn no_tools(tools: &Arc<[ToolSpec]>) -> bool {
     tools.is_empty()
 }
@@ -197,7 +203,7 @@ impl CreateRequest {
         Self {
             model: model.into(),
             max_tokens,
-            system: Vec::new(),
+            system: Arc::from([]),
             messages,
             tools: Arc::from([]),
             thinking: None,

@@ -276,7 +276,7 @@ fn full_request() -> CreateRequest {
     CreateRequest {
         model: "claude-sonnet-5-5".to_owned(),
         max_tokens: 16_000,
-        system: vec![SystemBlock::new("You are Steward.").cached()],
+        system: vec![SystemBlock::new("You are Steward.").cached()].into(),
         messages: vec![last],
         tools: vec![ToolSpec {
             name: "create_event".to_owned(),

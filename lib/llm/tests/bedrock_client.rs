@@ -66,7 +66,7 @@ fn create_event_tool() -> ToolSpec {
 
 fn request(model: &str, messages: Vec<Message>) -> CreateRequest {
     let mut request = CreateRequest::new(model, 16_000, messages);
-    request.system = vec![SystemBlock::new("You are Steward.").cached()];
+    request.system = vec![SystemBlock::new("You are Steward.").cached()].into();
     request.tools = vec![create_event_tool()].into();
     request.thinking = Some(ThinkingConfig::adaptive());
     request.output_config = Some(OutputConfig {

@@ -22,7 +22,7 @@ fn request() -> CreateRequest {
         16_000,
         vec![Message::user_text("Set up Saturday")],
     );
-    request.system = vec![SystemBlock::new("You are Steward.").cached()];
+    request.system = vec![SystemBlock::new("You are Steward.").cached()].into();
     request.thinking = Some(ThinkingConfig::adaptive());
     request.output_config = Some(OutputConfig {
         effort: Some(Effort::Medium),

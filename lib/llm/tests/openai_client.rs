@@ -48,7 +48,8 @@ fn request(messages: Vec<Message>) -> CreateRequest {
     request.system = vec![
         SystemBlock::new("You are Steward."),
         SystemBlock::new("Today is Tuesday.").cached(),
-    ];
+    ]
+    .into();
     request.tools = vec![add_room_tool()].into();
     request.thinking = Some(ThinkingConfig::adaptive());
     request.output_config = Some(OutputConfig {

@@ -23,7 +23,8 @@ const CORE_PROMPT: &str = include_str!("core.md");
 /// The system prompt and tools, built once at start-up.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrozenPrefix {
-    system: Vec<SystemBlock>,
+    /// Shared with every request (see [`FrozenPrefix::shared_system`]).
+    system: Arc<[SystemBlock]>,
     /// Shared with every request (see [`FrozenPrefix::shared_tools`]).
     tools: Arc<[ToolSpec]>,
 }
@@ -55,7 +56,7 @@ impl FrozenPrefix {
             last.cache_control = Some(CacheControl::ephemeral());
         }
         Self {
-            system,
+            system: system.into(),
             tools: tools.into(),
         }
     }
@@ -63,6 +64,11 @@ impl FrozenPrefix {
     /// The system blocks.
     pub fn system(&self) -> &[SystemBlock] {
         &self.system
+    }
+
+    /// The system blocks as a request takes them: the same list, shared, never copied.
+    pub fn shared_system(&self) -> Arc<[SystemBlock]> {
+        Arc::clone(&self.system)
     }
 
     /// The tools, in their fixed order.

@@ -23,7 +23,7 @@ use crate::usage;
 impl Agent {
     fn base_request(&self, messages: Vec<Message>, effort: Option<Effort>) -> CreateRequest {
         let mut req = CreateRequest::new(&self.settings.model, self.settings.max_tokens, messages);
-        req.system = self.prefix.system().to_vec();
+        req.system = self.prefix.shared_system();
         req.tools = self.prefix.shared_tools();
         if !self.is_lean() {
             req.thinking = self.settings.thinking.clone();
