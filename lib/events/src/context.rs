@@ -141,11 +141,13 @@ impl ContextSource for EventsContext {
         };
         let active_id = active.as_ref().map(|a| a.event.clone());
 
-        // The newest events, and the active one even when it is older.
+        // The newest events (their counters in one read), and the active one even when it
+        // is older.
+        let counts = events::registered_counts(ctx, &newest.iter().collect::<Vec<_>>()).await?;
         let mut listed: Vec<Value> = Vec::new();
-        for e in &newest {
+        for (e, registered) in newest.iter().zip(counts) {
             let is_active = active_id.as_ref() == Some(&e.id);
-            let mut v = views::event_brief(e, events::registered_count(ctx, &e.id).await?);
+            let mut v = views::event_brief(e, registered);
             v["active"] = json!(is_active);
             listed.push(v);
         }

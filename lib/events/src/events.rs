@@ -323,15 +323,33 @@ pub async fn registered_count(ctx: &Ctx, id: &EventId) -> Result<u32, ServiceErr
         .map_or(0, |(c, _)| c.registered))
 }
 
+/// How many attendees are registered at each of `events`, in the same order: the counters
+/// read together (`Ctx::get_many`), not one read per event.
+pub async fn registered_counts(ctx: &Ctx, events: &[&Event]) -> Result<Vec<u32>, ServiceError> {
+    let keys: Vec<_> = events
+        .iter()
+        .map(|e| keys::registrations(ctx, &e.id))
+        .collect();
+    ctx.get_many(&keys)
+        .await?
+        .into_iter()
+        .map(|item| match item {
+            Some(item) => Ok(item.parse::<RegistrationCounter>()?.registered),
+            None => Ok(0),
+        })
+        .collect()
+}
+
 /// The caller's events, newest first (at most [`EVENTS_LISTED_MAX`]), with registration
 /// counts.
 pub async fn list_events(ctx: &Ctx) -> Result<Vec<EventListing>, ServiceError> {
-    let mut out = Vec::new();
-    for event in scan_events(ctx).await? {
-        let registered = registered_count(ctx, &event.id).await?;
-        out.push(EventListing { event, registered });
-    }
-    Ok(out)
+    let events = scan_events(ctx).await?;
+    let counts = registered_counts(ctx, &events.iter().collect::<Vec<_>>()).await?;
+    Ok(events
+        .into_iter()
+        .zip(counts)
+        .map(|(event, registered)| EventListing { event, registered })
+        .collect())
 }
 
 /// The caller's events, newest first. Events share the `EVENT#` prefix with everything in

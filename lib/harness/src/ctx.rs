@@ -179,6 +179,20 @@ impl Ctx {
         Ok(self.table.get(key.pk(), key.sk()).await?)
     }
 
+    /// This user's records under `keys`, in the same order (`None` where there is none), in
+    /// one read per [`steward_store::GET_MANY_KEYS_MAX`] keys (`Table::get_many`).
+    pub async fn get_many(&self, keys: &[RecordKey]) -> Result<Vec<Option<Item>>, ServiceError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(steward_store::GET_MANY_KEYS_MAX) {
+            let pairs: Vec<(String, String)> = chunk
+                .iter()
+                .map(|k| (k.pk().to_owned(), k.sk().to_owned()))
+                .collect();
+            out.extend(self.table.get_many(&pairs).await?);
+        }
+        Ok(out)
+    }
+
     /// Reads up to `max_items` of this user's records whose sort key starts with `sk_prefix`,
     /// in sort-key order.
     pub async fn query_records(

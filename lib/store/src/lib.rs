@@ -49,8 +49,8 @@ pub use dynamo::{DynamoTable, TableDefinition, create_table};
 pub use error::StoreError;
 pub use item::Item;
 pub use limits::{
-    BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX,
-    SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
+    BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, GET_MANY_KEYS_MAX, ITEM_BYTES_MAX,
+    PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
 };
 pub use query::{Cursor, Order, Page, Query, SortKey};
 pub use queue::{

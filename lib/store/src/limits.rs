@@ -10,6 +10,9 @@ pub const ITEM_BYTES_MAX: usize = 400_000;
 /// Most operations in one `TransactWriteItems` call (DynamoDB's limit since 2022).
 pub const TRANSACTION_OPS_MAX: usize = 100;
 
+/// Most keys in one `Table::get_many`: DynamoDB's limit for one `BatchGetItem` call.
+pub const GET_MANY_KEYS_MAX: usize = 100;
+
 /// Longest partition key DynamoDB accepts, in UTF-8 bytes.
 pub const PARTITION_KEY_BYTES_MAX: usize = 2048;
 

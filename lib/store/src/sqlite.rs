@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
 use crate::item::canonical;
-use crate::validate::{validate_key, validate_transaction};
+use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::write::holds;
 use crate::{
     Clock, Cursor, Item, Order, Page, Query, SortKey, StoreError, SystemClock, Table, WriteOp,
@@ -34,6 +34,10 @@ const PAGE_CACHE_KIB: i64 = 8 * 1024;
 /// its own SQL text), with room to spare. SQLite's parser was a tenth of a turn's CPU while
 /// rusqlite's default of 16 let query shapes push each other out.
 const STATEMENT_CACHE: usize = 64;
+
+/// One live item by key (`get`, and each key of `get_many`).
+const GET_SQL: &str = "SELECT pk, sk, version, ttl, data FROM items
+                       WHERE pk = ?1 AND sk = ?2 AND (ttl IS NULL OR ttl > ?3)";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS items (
@@ -216,15 +220,35 @@ impl Table for SqliteTable {
         validate_key(pk, sk)?;
         self.inner.run(|conn, now| {
             let row = conn
-                .prepare_cached(
-                    "SELECT pk, sk, version, ttl, data FROM items
-                     WHERE pk = ?1 AND sk = ?2 AND (ttl IS NULL OR ttl > ?3)",
-                )
+                .prepare_cached(GET_SQL)
                 .map_err(backend)?
                 .query_row(rusqlite::params![pk, sk, now], read_row)
                 .optional()
                 .map_err(backend)?;
             row.map(decode).transpose()
+        })
+    }
+
+    async fn get_many(&self, keys: &[(String, String)]) -> Result<Vec<Option<Item>>, StoreError> {
+        validate_keys(keys)?;
+        self.inner.run(|conn, now| {
+            // One read transaction for all of them: one snapshot, and the WAL's read lock
+            // taken and released once instead of once per key.
+            let tx = Tx::read(conn)?;
+            let mut stmt = tx.prepare_cached(GET_SQL).map_err(backend)?;
+            let rows = keys
+                .iter()
+                .map(|(pk, sk)| {
+                    stmt.query_row(rusqlite::params![pk, sk, now], read_row)
+                        .optional()
+                        .map_err(backend)?
+                        .map(decode)
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            drop(stmt);
+            tx.commit()?;
+            Ok(rows)
         })
     }
 
@@ -295,7 +319,7 @@ impl Table for SqliteTable {
     async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         validate_transaction(&ops)?;
         self.inner.run(|conn, now| {
-            let tx = Immediate::begin(conn)?;
+            let tx = Tx::immediate(conn)?;
             for (op_index, op) in ops.iter().enumerate() {
                 if let Some(condition) = op.condition() {
                     let (pk, sk) = op.key();
@@ -349,17 +373,26 @@ impl Table for SqliteTable {
     }
 }
 
-/// A write transaction that takes the write lock up front (`BEGIN IMMEDIATE`), with its
-/// `BEGIN` and `COMMIT` from the statement cache (rusqlite's own transaction parses both on
-/// every write). Dropped without [`Immediate::commit`] (an error or a panic), it rolls back.
-struct Immediate<'c> {
+/// A transaction with its `BEGIN` and `COMMIT` from the statement cache (rusqlite's own
+/// transaction parses both every time): [`Tx::immediate`] for a write, which takes the write
+/// lock up front, [`Tx::read`] for several reads from one snapshot. Dropped without
+/// [`Tx::commit`] (an error or a panic), it rolls back.
+struct Tx<'c> {
     conn: &'c Connection,
     open: bool,
 }
 
-impl<'c> Immediate<'c> {
-    fn begin(conn: &'c Connection) -> Result<Self, StoreError> {
-        conn.prepare_cached("BEGIN IMMEDIATE")
+impl<'c> Tx<'c> {
+    fn immediate(conn: &'c Connection) -> Result<Self, StoreError> {
+        Self::begin(conn, "BEGIN IMMEDIATE")
+    }
+
+    fn read(conn: &'c Connection) -> Result<Self, StoreError> {
+        Self::begin(conn, "BEGIN")
+    }
+
+    fn begin(conn: &'c Connection, begin: &str) -> Result<Self, StoreError> {
+        conn.prepare_cached(begin)
             .and_then(|mut s| s.execute([]))
             .map_err(backend)?;
         Ok(Self { conn, open: true })
@@ -375,7 +408,7 @@ impl<'c> Immediate<'c> {
     }
 }
 
-impl std::ops::Deref for Immediate<'_> {
+impl std::ops::Deref for Tx<'_> {
     type Target = Connection;
 
     fn deref(&self) -> &Connection {
@@ -383,7 +416,7 @@ impl std::ops::Deref for Immediate<'_> {
     }
 }
 
-impl Drop for Immediate<'_> {
+impl Drop for Tx<'_> {
     fn drop(&mut self) {
         // A failed COMMIT may leave the transaction open (SQLITE_BUSY); `is_autocommit` says
         // whether one is still open.

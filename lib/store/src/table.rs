@@ -11,6 +11,20 @@ pub trait Table: Send + Sync + std::fmt::Debug + 'static {
     /// The live item under the key, if any.
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError>;
 
+    /// The live items under `keys` (pairs of partition and sort key), answered in the same
+    /// order: `None` where there is no live item. 0 to [`crate::GET_MANY_KEYS_MAX`] keys, a key
+    /// may repeat. One call to the backend where it has one (DynamoDB's `BatchGetItem`; one
+    /// read transaction on SQLite, so the answers are one snapshot there); this default asks
+    /// [`Table::get`] key by key.
+    async fn get_many(&self, keys: &[(String, String)]) -> Result<Vec<Option<Item>>, StoreError> {
+        crate::validate::validate_keys(keys)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (pk, sk) in keys {
+            out.push(self.get(pk, sk).await?);
+        }
+        Ok(out)
+    }
+
     /// One page of live items of a partition matching the query.
     async fn query(&self, query: &Query) -> Result<Page, StoreError>;
 

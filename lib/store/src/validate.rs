@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use crate::limits::{
-    ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
+    GET_MANY_KEYS_MAX, ITEM_BYTES_MAX, PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX,
+    TRANSACTION_OPS_MAX,
 };
 use crate::{StoreError, WriteOp, item_size};
 
@@ -46,6 +47,18 @@ pub(crate) fn validate_transaction(ops: &[WriteOp]) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Rejects a `get_many` DynamoDB would refuse: more than [`GET_MANY_KEYS_MAX`] keys, or any
+/// key [`validate_key`] refuses. Repeated keys are fine (each adapter answers every position).
+pub(crate) fn validate_keys(keys: &[(String, String)]) -> Result<(), StoreError> {
+    if keys.len() > GET_MANY_KEYS_MAX {
+        return Err(StoreError::InvalidTransaction(format!(
+            "{} keys in one read, over {GET_MANY_KEYS_MAX}",
+            keys.len()
+        )));
+    }
+    keys.iter().try_for_each(|(pk, sk)| validate_key(pk, sk))
 }
 
 /// Rejects keys DynamoDB would refuse: empty, or longer than its limits.

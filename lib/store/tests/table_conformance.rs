@@ -11,6 +11,7 @@ macro_rules! conformance_suite {
     ($fixture:path) => {
         conformance_suite!(@cases $fixture;
             get_put_roundtrip,
+            get_many_answers_each_key_in_order,
             integral_floats_read_back_as_integers,
             non_ascii_keys_and_data_roundtrip,
             concurrent_put_if_absent_has_one_winner,

@@ -6,16 +6,18 @@
 
 mod definition;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem,
+};
 
-use crate::validate::{validate_key, validate_transaction};
+use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::{
     Clock, Condition, Cursor, Item, Order, Page, Query, SortKey, StoreError, SystemClock, Table,
     WriteOp,
@@ -29,6 +31,11 @@ pub use definition::{TableDefinition, create_table};
 const CONFLICT_RETRIES_MAX: u32 = 6;
 /// First backoff after a transaction conflict; doubled each retry.
 const CONFLICT_BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// How often keys a `BatchGetItem` left unprocessed are asked again before reporting
+/// `Throttled` (AWS's advice: retry them with exponential backoff).
+const UNPROCESSED_RETRIES_MAX: u32 = 6;
+/// First backoff before asking for unprocessed keys again; doubled each retry.
+const UNPROCESSED_BACKOFF_FIRST: Duration = Duration::from_millis(20);
 /// Items fetched per underlying Query call while filling a page (DynamoDB pages by 1 MB).
 const QUERY_FETCH_MAX: i32 = 1000;
 
@@ -227,6 +234,64 @@ impl Table for DynamoTable {
             }
             None => Ok(None),
         }
+    }
+
+    async fn get_many(&self, keys: &[(String, String)]) -> Result<Vec<Option<Item>>, StoreError> {
+        validate_keys(keys)?;
+        // DynamoDB refuses a request naming a key twice: ask for each distinct key once.
+        let mut seen = HashSet::new();
+        let mut pending: Vec<_> = keys
+            .iter()
+            .filter(|k| seen.insert(*k))
+            .map(|(pk, sk)| key_attrs(pk, sk))
+            .collect();
+        let mut found: HashMap<(String, String), Item> = HashMap::new();
+        let mut backoff = UNPROCESSED_BACKOFF_FIRST;
+        let mut attempt = 0;
+        while !pending.is_empty() {
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(pending))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| StoreError::Backend(format!("cannot build the read: {e}")))?;
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(|e| map_sdk_error(&e))?;
+            let answers = out
+                .responses
+                .and_then(|mut by_table| by_table.remove(&self.table))
+                .unwrap_or_default();
+            for attrs in answers {
+                let item = from_attrs(attrs)?;
+                found.insert((item.pk.clone(), item.sk.clone()), item);
+            }
+            // Keys DynamoDB left unread (throughput, or the 16 MB answer cap) are asked again.
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut by_table| by_table.remove(&self.table))
+                .map(|left| left.keys)
+                .unwrap_or_default();
+            if !pending.is_empty() {
+                attempt += 1;
+                if attempt > UNPROCESSED_RETRIES_MAX {
+                    return Err(StoreError::Throttled(format!(
+                        "{} keys were still unread after {UNPROCESSED_RETRIES_MAX} retries",
+                        pending.len()
+                    )));
+                }
+                tokio::time::sleep(backoff).await;
+                backoff *= 2;
+            }
+        }
+        let now = self.clock.now_secs();
+        Ok(keys
+            .iter()
+            .map(|key| found.get(key).filter(|i| !i.is_expired(now)).cloned())
+            .collect())
     }
 
     async fn query(&self, query: &Query) -> Result<Page, StoreError> {

@@ -55,6 +55,73 @@ pub async fn get_put_roundtrip(fx: Fixture) {
     assert_eq!(t.get("P", "S").await.unwrap(), None);
 }
 
+pub async fn get_many_answers_each_key_in_order(fx: Fixture) {
+    let t = &fx.table;
+    let now = now(&fx);
+    let a = Item::new("P", "A", json!({"v": 1}));
+    let b = Item::new("Q", "B", json!({"v": 2})).with_version(3);
+    let gone = Item::new("P", "GONE", json!({"v": 3})).with_ttl(now - 1);
+    t.write(vec![
+        WriteOp::put(a.clone()),
+        WriteOp::put(b.clone()),
+        WriteOp::put(gone),
+    ])
+    .await
+    .unwrap();
+    let key = |pk: &str, sk: &str| (pk.to_owned(), sk.to_owned());
+    assert_eq!(t.get_many(&[]).await.unwrap(), vec![]);
+    // Across partitions, in the order asked, a missing and an expired key absent, a repeated
+    // key answered at each place.
+    let got = t
+        .get_many(&[
+            key("Q", "B"),
+            key("P", "MISSING"),
+            key("P", "A"),
+            key("P", "GONE"),
+            key("Q", "B"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(got, vec![Some(b.clone()), None, Some(a), None, Some(b)]);
+
+    // The most keys one call takes, some present.
+    let present: Vec<_> = (0..10)
+        .map(|i| WriteOp::put(Item::new("M", format!("K{i:03}"), json!({"i": i}))))
+        .collect();
+    t.write(present).await.unwrap();
+    let keys: Vec<_> = (0..steward_store::GET_MANY_KEYS_MAX)
+        .map(|i| key("M", &format!("K{i:03}")))
+        .collect();
+    let got = t.get_many(&keys).await.unwrap();
+    assert_eq!(got.len(), keys.len());
+    for (i, item) in got.iter().enumerate() {
+        assert_eq!(
+            item.as_ref().map(|it| it.data["i"].clone()),
+            (i < 10).then(|| json!(i)),
+            "{i}"
+        );
+    }
+
+    // One key too many, or a key `get` would refuse, is refused before anything is read.
+    let too_many: Vec<_> = (0..=steward_store::GET_MANY_KEYS_MAX)
+        .map(|i| key("M", &format!("K{i:03}")))
+        .collect();
+    for bad in [
+        too_many,
+        vec![key("", "A")],
+        vec![key("P", &"s".repeat(1025))],
+    ] {
+        assert!(
+            matches!(
+                t.get_many(&bad).await,
+                Err(StoreError::InvalidTransaction(_))
+            ),
+            "{} keys",
+            bad.len()
+        );
+    }
+}
+
 pub async fn integral_floats_read_back_as_integers(fx: Fixture) {
     let t = &fx.table;
     t.write(vec![WriteOp::put(Item::new(
