@@ -143,7 +143,7 @@ impl ContextSource for EventsContext {
 
         // The newest events (their counters in one read), and the active one even when it
         // is older.
-        let counts = events::registered_counts(ctx, &newest.iter().collect::<Vec<_>>()).await?;
+        let counts = events::registered_counts(ctx, &newest).await?;
         let mut listed: Vec<Value> = Vec::new();
         for (e, registered) in newest.iter().zip(counts) {
             let is_active = active_id.as_ref() == Some(&e.id);

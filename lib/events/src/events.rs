@@ -325,7 +325,7 @@ pub async fn registered_count(ctx: &Ctx, id: &EventId) -> Result<u32, ServiceErr
 
 /// How many attendees are registered at each of `events`, in the same order: the counters
 /// read together (`Ctx::get_many`), not one read per event.
-pub async fn registered_counts(ctx: &Ctx, events: &[&Event]) -> Result<Vec<u32>, ServiceError> {
+pub async fn registered_counts(ctx: &Ctx, events: &[Event]) -> Result<Vec<u32>, ServiceError> {
     let keys: Vec<_> = events
         .iter()
         .map(|e| keys::registrations(ctx, &e.id))
@@ -344,7 +344,7 @@ pub async fn registered_counts(ctx: &Ctx, events: &[&Event]) -> Result<Vec<u32>,
 /// counts.
 pub async fn list_events(ctx: &Ctx) -> Result<Vec<EventListing>, ServiceError> {
     let events = scan_events(ctx).await?;
-    let counts = registered_counts(ctx, &events.iter().collect::<Vec<_>>()).await?;
+    let counts = registered_counts(ctx, &events).await?;
     Ok(events
         .into_iter()
         .zip(counts)
