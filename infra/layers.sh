@@ -9,8 +9,9 @@
 #   3. a function's normal dependency tree (`cargo tree -p <function> -e normal`) holds a crate
 #      its table row below forbids — above all the webhook function, which must link no harness,
 #      no domain, no model client, no SQLite, no maud and no MCP library;
-#      Every function links one HTTP and TLS stack (reqwest on hyper 1, rustls on aws-lc-rs):
-#      no `ring`, no HTTP/2 (`h2`) and not the AWS SDK's own HTTP client (bench/RESULTS.md);
+#      Every function links one HTTP and TLS stack (reqwest on hyper 1, rustls on ring): no
+#      aws-lc (`aws-lc-rs`, `aws-lc-sys`: a second, larger crypto library), no HTTP/2 (`h2`)
+#      and not the AWS SDK's own HTTP client (bench/RESULTS.md);
 #   4. a function's tree enables the MCP conformance fixtures (`steward-mcp/conformance`).
 #
 #   infra/layers.sh            # exit 0 when all hold; otherwise one line per violation
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What each function must not link (normal dependencies, whole tree).
-one_stack="ring h2 aws-smithy-http-client"
+one_stack="aws-lc-rs aws-lc-sys h2 aws-smithy-http-client"
 forbidden_in_tree=(
   "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken $one_stack"
   "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken $one_stack"

@@ -1,5 +1,5 @@
 //! The AWS SDK's HTTP client: [`sdk_http_client`] sends the SDK's requests through the
-//! workspace's reqwest (HTTP/1.1, rustls on aws-lc-rs), in place of the SDK's own hyper
+//! workspace's reqwest (HTTP/1.1, rustls on ring), in place of the SDK's own hyper
 //! client.
 //!
 //! Why by hand: the SDK's client (`aws-smithy-http-client`) always compiles HTTP/2 in (h2 and

@@ -1,10 +1,10 @@
 //! The one place an outbound HTTP client starts: [`client_builder`].
 //!
-//! reqwest runs on rustls without a built-in crypto provider (its `rustls-tls` feature would
-//! link `ring` next to the `aws-lc-rs` that the AWS SDK and `jsonwebtoken` already use: two
-//! crypto libraries in every binary). Without a provider, reqwest panics when a client is
-//! built. [`client_builder`] installs `aws-lc-rs` as the process's default provider first,
-//! once, so a client built through it works in any order, in binaries and tests alike.
+//! reqwest runs on rustls without a built-in crypto provider, so that the provider is named in
+//! one place (the workspace's `rustls` features: `ring`). Without a provider installed, reqwest
+//! panics when a client is built. [`client_builder`] installs `ring` as the process's default
+//! provider first, once, so a client built through it works in any order, in binaries and
+//! tests alike.
 //!
 //! With the `aws-sdk` feature, [`sdk_http_client`] is the AWS SDK's HTTP client on top of the
 //! same reqwest (the SDK links no client of its own: no HTTP/2, no second TLS connector).
@@ -16,7 +16,7 @@ mod aws_sdk;
 #[cfg(feature = "aws-sdk")]
 pub use aws_sdk::sdk_http_client;
 
-/// A `reqwest::ClientBuilder` whose TLS runs on rustls with the `aws-lc-rs` provider (and
+/// A `reqwest::ClientBuilder` whose TLS runs on rustls with the `ring` provider (and
 /// the Mozilla roots of `webpki-roots`). Use it instead of `reqwest::Client::builder()` or
 /// `reqwest::Client::new()`, which panic in this workspace when no provider is installed.
 pub fn client_builder() -> reqwest::ClientBuilder {
@@ -24,7 +24,7 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
-/// Installs `aws-lc-rs` as rustls' process-wide default crypto provider, once; later calls do
+/// Installs `ring` as rustls' process-wide default crypto provider, once; later calls do
 /// nothing. [`client_builder`] calls it; code that builds a rustls configuration of its own
 /// without naming a provider calls it first.
 pub fn install_tls_provider() {
@@ -33,7 +33,7 @@ pub fn install_tls_provider() {
         // An `Err` means a provider was installed already (only code in this process can do
         // that, and the workspace links no other provider): rustls keeps that one, which is
         // just as able to make TLS connections, so there is nothing to handle.
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let _ = rustls::crypto::ring::default_provider().install_default();
     });
 }
 

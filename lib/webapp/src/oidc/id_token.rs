@@ -278,6 +278,111 @@ mod tests {
         assert!(refused(&c, &expected()));
     }
 
+    /// A P-256 private key (PKCS#8 DER, standard base64), made for this test only, and its
+    /// public point (base64url).
+    const P256_DER_B64: &str = concat!(
+        "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgV80edY24Tz14ACFLbbq6FMT60oFNC/B79PsFHw3a",
+        "4zuhRANCAARjTVkKEyX4KcpIJUg5r9Mvi7ZndkN9UgBG3m3oQd666Ce9ro30NDXE04rB3gw/5+o80SJbiWIqMXZh",
+        "WSJh9gFt",
+    );
+    const P256_X: &str = "Y01ZChMl-CnKSCVIOa_TL4u2Z3ZDfVIARt5t6EHeuug";
+    const P256_Y: &str = "J72ujfQ0NcTTisHeDD_n6jzRIluJYioxdmFZImH2AW0";
+    /// The same for P-384.
+    const P384_DER_B64: &str = concat!(
+        "MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDBF7KPAjC9SQ8rSD2optPXcaoXCP1pkyJX+k0EY01u7",
+        "uYKtEC4xvWDVha9EvaMb0v2hZANiAATFm1qeQq3Ish/cE2w/Z5Xt0lwO0WccsV1JJtB7FsXEwdc9JD+tv6G271vY",
+        "JHyCk6EffTP5GZ8HBqLzExeW8VavCdncU6zp8DNz8oqbnf12Q5OhdujkchvyWSZJgehT9SU=",
+    );
+    const P384_X: &str = "xZtankKtyLIf3BNsP2eV7dJcDtFnHLFdSSbQexbFxMHXPSQ_rb-htu9b2CR8gpOh";
+    const P384_Y: &str = "H30z-RmfBwai8xMXlvFWrwnZ3FOs6fAzc_KKm539dkOToXbo5HIb8lkmSYHoU_Ul";
+    /// An RSA private key (PKCS#1 DER, standard base64), made for this test only.
+    const RSA_DER_B64: &str = concat!(
+        "MIIEpQIBAAKCAQEAuC6rAzgDcnk1qXEKq07HVw8jnF1YhfT6OHlz1NN4tPhZyEkyp1+L2K8OEutXMbk3TA5mxC4T",
+        "O4KE7JQ0umjz574jccyOLoWUHNl0LIKPDuc8wGMO4FMykBWpzluGr07zoRBDAofeluLqKWAiqxwnPz6JGAja4S0I",
+        "wk0trATG7f4NttBW6bxFYKPzNTJeDC7iu5589WjrEbBREPwGa+RTwmhakkz9vkHrZAIT9fqTx+Gqr8oDcGzIvOjn",
+        "awgx5tTNjeakBAyK6nyeEeapWbWYnEk/Y6ZlOieQhmZKjlSKO6bEPy/mf4PVPH1EQ56d1yq27+UNh1qQYD4NZVpX",
+        "34WvsQIDAQABAoIBABboucgRC99i6OQmNbUwe6ZThr1ooEiBO9e8cPDpoNukVx6Mzup3UvYPyB4IUcnTMj1D6U/A",
+        "32Qz4YQVEdNB7LHy5Nu/HXb3PICzd491vy+TtEBwfHrgk6siVq2z6rZxiTzhFe9W+755g7YZHsF5I1SVhbM3SWpg",
+        "EfUrvmDlczeff3SMu0NRPXfg1x5PC/7PXr/FYhUfsZ93UOZcBy7Nnkts8jI6R4+VwjQC2J6FfIMTH/X3r2oMVK3e",
+        "29UF8Pc9d9CEay65eXBKZO6cm4Ip/1H2PGdScSoUYZ5HCza9EQOKJYI814j9Uipi6EcEYgjGU+Ejnf+FzFZBPu70",
+        "CGN+SpUCgYEA72oEu5VgYlekPAyhFQdRj3ouYEh3sEQ2rBcgAT0ZZOQ0lsJ0iNoyfOo/pIb2AG/z6iCFPeJaGs3I",
+        "XYSusaoKakjqZTg8NaHIQMnExDwUkpt4p12mizwjVsAkRcy7muYdZq4ZCrzeafqU+39cgxcb3XwQF/T9nvq0iHJG",
+        "WbYEfh8CgYEAxPEekA3BijVtPpIM6mlufcCJ67XWOswwgzSOlJI0fcyrvg80gpvEbEuFF72MCyfJT62V0KYwcviI",
+        "FsuMMuSE/ggrDt5CU6iJJ7SOPLXc2uAdmNKK5VrU2HkDXISfK9eetWoS4I9gnfbTvDkNXTKMQkmRDDXHNctSe2gf",
+        "ykvseC8CgYEAxZufLmlb9a/bCgluh1nUEvXJA4Ws7JtQ+PfZXcxdgm3tjiYQY8iddYcvYpBWygOdsriG4Y5LyuXh",
+        "JHdYbaIpGJL4jPU+lRHkpL0lIMdqP5v9mT7uMOxBSuAq0EXs7yxSRica2kcL2TOP9omoBTd0s3osGmoHUEoj6p9P",
+        "u8pFqQcCgYEAgcm9sIXARIsNIa0yodE1pd4bhqFhO4KRfgZG6JapzTXzAOAYZPKusgfbAFhEUJ25x67ICqdbSomL",
+        "dipSjL+Y/aj4Z2YGJAfvy6DsFApuMDh+iNZH/vqrRrYJhxFHrKb+yuPK6P7UV4Xw6BxZOFA1qwG8e2V9kXAbPYTT",
+        "XohGoLUCgYEAna1AFWO6fCsZtcRHRQC4E8qieBTBe5xb6ct0Q7d4Knzf0Lsq+mqoRwz70DQXOhqTjvSeeSrL041+",
+        "RiZMgU2OVZmg+gjNwBlNS1hqNPI6SOyGdKb/c0VEAh6zVzsZkKk7Z7jBH+xpc/DXpbUY9j8xL+bW5AH1CSC3/0uf",
+        "Vmr08/4=",
+    );
+    /// Its public modulus (base64url); the exponent is 65537.
+    const RSA_N: &str = concat!(
+        "uC6rAzgDcnk1qXEKq07HVw8jnF1YhfT6OHlz1NN4tPhZyEkyp1-L2K8OEutXMbk3TA5mxC4TO4KE7JQ0umjz574j",
+        "ccyOLoWUHNl0LIKPDuc8wGMO4FMykBWpzluGr07zoRBDAofeluLqKWAiqxwnPz6JGAja4S0Iwk0trATG7f4NttBW",
+        "6bxFYKPzNTJeDC7iu5589WjrEbBREPwGa-RTwmhakkz9vkHrZAIT9fqTx-Gqr8oDcGzIvOjnawgx5tTNjeakBAyK",
+        "6nyeEeapWbWYnEk_Y6ZlOieQhmZKjlSKO6bEPy_mf4PVPH1EQ56d1yq27-UNh1qQYD4NZVpX34WvsQ",
+    );
+
+    fn der(b64: &str) -> Vec<u8> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap()
+    }
+
+    fn signed(alg: Algorithm, key: &jsonwebtoken::EncodingKey) -> String {
+        let claims = serde_json::json!({
+            "iss": "https://id.example", "sub": "abc", "aud": "client",
+            "exp": NOW + 300, "iat": NOW - 5, "nonce": "n-1"
+        });
+        jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), &claims, key).unwrap()
+    }
+
+    /// The token with one byte of its signature changed.
+    fn tampered(token: &str) -> String {
+        let mut bytes = token.as_bytes().to_vec();
+        let last = bytes.len() - 2;
+        bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn each_key_type_verifies_its_signatures_and_refuses_a_changed_one() {
+        use jsonwebtoken::EncodingKey;
+        let p256 = DecodingKey::from_ec_components(P256_X, P256_Y).unwrap();
+        let p384 = DecodingKey::from_ec_components(P384_X, P384_Y).unwrap();
+        let rsa = DecodingKey::from_rsa_components(RSA_N, "AQAB").unwrap();
+        let p256_signing = EncodingKey::from_ec_der(&der(P256_DER_B64));
+        let p384_signing = EncodingKey::from_ec_der(&der(P384_DER_B64));
+        let rsa_signing = EncodingKey::from_rsa_der(&der(RSA_DER_B64));
+        let cases = [
+            (Algorithm::ES256, &p256_signing, &p256, &p384),
+            (Algorithm::ES384, &p384_signing, &p384, &p256),
+            (Algorithm::RS256, &rsa_signing, &rsa, &p256),
+            (Algorithm::PS256, &rsa_signing, &rsa, &p256),
+            (Algorithm::PS512, &rsa_signing, &rsa, &p256),
+        ];
+        for (alg, signing, verifying, other) in cases {
+            let token = signed(alg, signing);
+            assert_eq!(header(&token).unwrap().0, alg);
+            let got = verify_signature(&token, alg, std::slice::from_ref(verifying))
+                .unwrap_or_else(|e| panic!("{alg:?}: {e}"));
+            assert_eq!(got.sub, "abc");
+            // A changed signature, or a key that did not sign it: refused.
+            let changed = tampered(&token);
+            assert!(
+                verify_signature(&changed, alg, std::slice::from_ref(verifying)).is_err(),
+                "{alg:?}: a changed signature passed"
+            );
+            assert!(
+                verify_signature(&token, alg, std::slice::from_ref(other)).is_err(),
+                "{alg:?}: another key verified it"
+            );
+        }
+    }
+
     #[test]
     fn only_asymmetric_algorithms_are_accepted() {
         // {"alg":"HS256","typ":"JWT"} . {} . x
