@@ -48,6 +48,7 @@ pub mod domain;
 pub mod effect;
 pub mod error;
 pub mod gate;
+pub mod history_cache;
 pub mod identity;
 pub mod ids;
 pub mod inbound;

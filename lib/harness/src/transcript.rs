@@ -181,20 +181,48 @@ pub async fn load_segment(
     conversation: &ConversationKey,
     segment: u32,
 ) -> Result<Vec<PlacedRow>, StoreError> {
-    let items = table
-        .query_all(
-            &Query::prefix(
-                keys::conversation_pk(conversation),
-                keys::model_segment_prefix(segment),
-            )
-            .limit(500),
-            SEGMENT_ROWS_MAX,
-        )
-        .await?;
-    let rows: Vec<PlacedRow> = items
+    let rows = read_rows(table, conversation, segment, None)
+        .await?
+        .into_iter()
+        .map(|r| r.placed)
+        .collect();
+    Ok(from_first_plain_user_row(rows))
+}
+
+/// A model-transcript row as read, with what [`crate::history_cache`] keeps beside it.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadRow {
+    pub placed: PlacedRow,
+    /// The item's expiry (epoch seconds): past it, the store no longer answers with the row.
+    pub ttl: Option<i64>,
+}
+
+/// The rows of `segment` in order, all of them or only those sorting after `after` (a sort
+/// key of the segment); a row that does not parse is logged and left out.
+pub(crate) async fn read_rows(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    segment: u32,
+    after: Option<&str>,
+) -> Result<Vec<ReadRow>, StoreError> {
+    let pk = keys::conversation_pk(conversation);
+    let query = match after {
+        None => Query::prefix(pk, keys::model_segment_prefix(segment)),
+        // `Between` includes its lower end: that row is skipped below.
+        Some(after) => Query::partition(pk).sort(SortKey::Between(
+            after.to_owned(),
+            keys::model_segment_end(segment),
+        )),
+    };
+    let items = table.query_all(&query.limit(500), SEGMENT_ROWS_MAX).await?;
+    Ok(items
         .iter()
+        .filter(|item| after != Some(item.sk.as_str()))
         .filter_map(|item| match placed(item) {
-            Ok(row) => Some(row),
+            Ok(placed) => Some(ReadRow {
+                placed,
+                ttl: item.ttl,
+            }),
             Err(e) => {
                 // A row that does not parse would fail every later turn; the model goes on
                 // without it (the pairing repair in `to_messages` closes what it leaves open).
@@ -207,8 +235,7 @@ pub async fn load_segment(
                 None
             }
         })
-        .collect();
-    Ok(from_first_plain_user_row(rows))
+        .collect())
 }
 
 /// `rows` from the first row a conversation can start with: a user row that answers no tool

@@ -43,6 +43,7 @@ use crate::budget::{self, Budget};
 use crate::chat_tools::ChatTools;
 use crate::conversation::{self, Claim, Conversation};
 pub use crate::error::TurnError;
+use crate::history_cache::HistoryCache;
 use crate::ids::{ActionId, ChannelName, ConversationKey, UserId};
 use crate::limits::{COMPACTION_CHARS_DEFAULT, MESSAGES_PER_HOUR_MAX, MODEL_CALLS_PER_TURN_MAX};
 use crate::metrics::{self, TurnEnd, TurnTally};
@@ -196,6 +197,8 @@ pub struct Agent {
     pub(crate) media: MediaPorts,
     /// The default monthly budget per user (see [`crate::budget`]).
     budget: Budget,
+    /// Recent conversations' model transcripts, so a turn reads only the rows since the last.
+    history: HistoryCache,
 }
 
 impl std::fmt::Debug for Agent {
@@ -264,6 +267,7 @@ impl Agent {
             lean: AtomicBool::new(false),
             media: MediaPorts::none(),
             budget: Budget::NONE,
+            history: HistoryCache::default(),
         }
     }
 
@@ -566,6 +570,10 @@ impl Agent {
 
     pub(crate) fn table(&self) -> &Arc<dyn Table> {
         &self.table
+    }
+
+    pub(crate) fn history(&self) -> &HistoryCache {
+        &self.history
     }
 
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {

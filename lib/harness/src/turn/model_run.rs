@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use steward_llm::{ContentBlock, LlmError, Message};
+use steward_store::StoreError;
 
 use super::memo::Work;
 use super::model_call::{TurnNotes, failure_text};
@@ -33,7 +34,7 @@ impl ModelRun<'_> {
     pub(super) async fn go(&mut self) -> Result<Draft, TurnError> {
         let table = self.agent.table().as_ref();
         let key = self.input.conversation.clone();
-        let mut rows = transcript::load_segment(table, &key, self.conv.meta.segment).await?;
+        let mut rows = self.load_segment().await?;
         let has_user_row = rows.iter().any(|r| r.turn == self.turn && r.step == 0);
         if !has_user_row {
             if transcript::content_chars(&rows) > self.agent.limits().compaction_chars {
@@ -55,9 +56,7 @@ impl ModelRun<'_> {
                 )
                 .await
                 {
-                    Ok(()) => {
-                        rows = transcript::load_segment(table, &key, self.conv.meta.segment).await?
-                    }
+                    Ok(()) => rows = self.load_segment().await?,
                     Err(why) => {
                         tracing::warn!(%why, "compaction failed; carrying on with the full history")
                     }
@@ -108,6 +107,20 @@ impl ModelRun<'_> {
         self.history = history;
         self.this_turn = this_turn;
         self.walk().await
+    }
+
+    /// The conversation's current segment, from the agent's [`crate::history_cache`].
+    async fn load_segment(&self) -> Result<Vec<PlacedRow>, StoreError> {
+        let agent = self.agent;
+        agent
+            .history()
+            .load_segment(
+                agent.table().as_ref(),
+                &self.input.conversation,
+                self.conv.meta.segment,
+                agent.clock().now_secs(),
+            )
+            .await
     }
 
     /// The turn's user row: the stored attachment (a reference, never its bytes), if any, then
