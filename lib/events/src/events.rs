@@ -378,11 +378,15 @@ pub(crate) async fn scan_events(ctx: &Ctx) -> Result<Vec<Event>, ServiceError> {
 /// The caller's `n` newest events, newest first, and whether older ones exist. Reads from the
 /// newest down and stops there, so the cost follows `n`, not how many events the caller has
 /// (the context block of every turn reads this; a full [`scan_events`] there made each turn
-/// slower than the last). Each step reads the last item before the previous event; when that
-/// is one of an event's records, the event's own row is read by key.
+/// slower than the last). Each page holds up to [`newest_events_page`] items going down: an
+/// event's records come just before its own row, so events with few records arrive whole in
+/// one page; when a page ends inside an event's records, that event's row is read by key and
+/// the next page starts below it, so an event with thousands of records costs one extra read,
+/// not pages of its records.
 pub(crate) async fn newest_events(ctx: &Ctx, n: usize) -> Result<(Vec<Event>, bool), ServiceError> {
     let mut before = keys::EVENTS_END_SK.to_owned();
     let mut events = Vec::new();
+    let page_items = newest_events_page(n);
     loop {
         let query = Query::partition(ctx.user_pk())
             .sort(SortKey::Between(
@@ -390,32 +394,56 @@ pub(crate) async fn newest_events(ctx: &Ctx, n: usize) -> Result<(Vec<Event>, bo
                 before.clone(),
             ))
             .descending()
-            .limit(2);
+            .limit(page_items);
         let page = ctx.table().query(&query).await?;
+        let full = page.items.len() >= page_items;
         // `Between` includes its upper end: skip the bound itself.
-        let Some(item) = page.items.into_iter().find(|i| i.sk != before) else {
+        let items: Vec<Item> = page.items.into_iter().filter(|i| i.sk != before).collect();
+        let Some(last) = items.last() else {
             return Ok((events, false));
         };
-        let rest = item
-            .sk
-            .strip_prefix(keys::EVENT_SK_PREFIX)
-            .unwrap_or_default();
-        let event_sk = match rest.split_once('#') {
-            Some((id, _record)) => format!("{}{id}", keys::EVENT_SK_PREFIX),
-            None => item.sk.clone(),
-        };
-        let row = if event_sk == item.sk {
-            Some(item)
-        } else {
-            ctx.get(&ctx.key(event_sk.clone())).await?
-        };
-        if let Some(row) = row {
+        let last_event_sk = event_sk_of(&last.sk);
+        // The page ended inside an event's records (its row is further down): read the row by
+        // key and go on below it, instead of paging through the records.
+        let cut_short = full && last.sk != last_event_sk;
+        for item in items.iter().filter(|i| event_sk_of(&i.sk) == i.sk) {
             if events.len() == n {
                 return Ok((events, true));
             }
-            events.push(row.parse()?);
+            events.push(item.parse()?);
         }
-        before = event_sk;
+        if cut_short {
+            if let Some(row) = ctx.get(&ctx.key(last_event_sk.clone())).await? {
+                if events.len() == n {
+                    return Ok((events, true));
+                }
+                events.push(row.parse()?);
+            }
+            before = last_event_sk;
+        } else {
+            before = last.sk.clone();
+        }
+    }
+}
+
+/// Items asked for per page by [`newest_events`]: room for `n` events and as many records
+/// among them, so a person's newest events usually come in one or two reads; at most
+/// [`NEWEST_EVENTS_PAGE_MAX`] (a page is one query's worth of items, read and parsed whole).
+fn newest_events_page(n: usize) -> usize {
+    (2 * n + 2).clamp(4, NEWEST_EVENTS_PAGE_MAX)
+}
+
+/// The largest page [`newest_events`] asks for: events with many records would otherwise
+/// make one page read many records only to skip them.
+const NEWEST_EVENTS_PAGE_MAX: usize = 64;
+
+/// The sort key of the event an item under `EVENT#` belongs to (the item's own key for an
+/// event row).
+fn event_sk_of(sk: &str) -> String {
+    let rest = sk.strip_prefix(keys::EVENT_SK_PREFIX).unwrap_or_default();
+    match rest.split_once('#') {
+        Some((id, _record)) => format!("{}{id}", keys::EVENT_SK_PREFIX),
+        None => sk.to_owned(),
     }
 }
 

@@ -178,8 +178,42 @@ async fn only_the_newest_events_are_read_yet_an_older_active_one_is_shown(w: Wor
     assert!(!text.contains("older ones"), "{text}");
 }
 
+async fn events_with_many_records_are_listed_in_their_place(w: World) {
+    let u = w.account("carol").await;
+    let make = async |name: &str, rooms: usize| {
+        let e = w
+            .ok(&u, "create_event", json!({"name": name, "dates": [DAY1]}))
+            .await;
+        let id = e.data.as_ref().unwrap()["id"].as_str().unwrap().to_owned();
+        for i in 0..rooms {
+            w.ok(
+                &u,
+                "add_room",
+                json!({"event_id": id, "name": format!("Room {i}"), "capacity": 10}),
+            )
+            .await;
+        }
+    };
+    // More records than one page of the newest-first read holds, between newer events with
+    // a few records each and an older event without any.
+    make("Oldest", 0).await;
+    make("Many rooms", 2 * CONTEXT_EVENTS_MAX + 8).await;
+    for i in 0..3 {
+        make(&format!("Newer {i}"), 2).await;
+    }
+    let text = block(&w, &u, None).await;
+    let events: Vec<Value> = serde_json::from_str(line(&text, "Events (newest first): ")).unwrap();
+    let names: Vec<&str> = events.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["Newer 2", "Newer 1", "Newer 0", "Many rooms", "Oldest"],
+        "{text}"
+    );
+}
+
 steward_store::backend_tests!(setup = world;
     the_block_says_when_who_and_what,
     the_block_stays_within_its_bound,
     only_the_newest_events_are_read_yet_an_older_active_one_is_shown,
+    events_with_many_records_are_listed_in_their_place,
 );
