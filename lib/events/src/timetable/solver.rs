@@ -381,7 +381,8 @@ struct Search<'a> {
     min_end: Vec<i32>,
     /// The unperturbed priority keys of each rule ([`Search::keys`]), computed once.
     base_keys: Vec<Vec<i64>>,
-    /// Buffers reused from round to round instead of allocated each time: the perturbed keys,
+    /// Buffers reused from round to round instead of allocated each time: the perturbed keys
+    /// (set for the sessions of the round only),
     /// [`Search::insert_all`]'s waiting flags (all false between calls) and
     /// [`Search::score`]'s finish per day.
     keys_buf: Cell<Vec<i64>>,
@@ -825,11 +826,16 @@ impl Search<'_> {
         };
         // A session to re-insert before the others (the one the move makes space for).
         let mut first: Option<usize> = None;
-        let unplaced: Vec<usize> = movable
-            .iter()
-            .copied()
-            .filter(|&s| st.pos[s].is_none())
-            .collect();
+        // (`cur` counts every session left out: none, no need to look.)
+        let unplaced: Vec<usize> = if cur.unplaced == 0 {
+            Vec::new()
+        } else {
+            movable
+                .iter()
+                .copied()
+                .filter(|&s| st.pos[s].is_none())
+                .collect()
+        };
         let op = rng.below(10);
         if !unplaced.is_empty() && op == 9 {
             // Start again: everything out, new lunch slots, a new random priority order.
@@ -960,13 +966,16 @@ impl Search<'_> {
             }
         }
         // The rule's keys, each scaled by a random factor of 75 to 125 % that shuffles
-        // near-equal priorities.
+        // near-equal priorities: one draw per session, in session order. Only the sessions
+        // to re-insert need theirs (the only keys read), so the others' draws are skipped.
         let mut keys = self.keys_buf.take();
-        keys.clone_from(&self.base_keys[rng.below(4)]);
-        for k in &mut keys {
-            let f = 75 + rng.below(51) as i64;
-            *k = *k / 100 * f;
+        keys.resize(self.n(), 0);
+        let base = &self.base_keys[rng.below(4)];
+        for &s in &todo {
+            let f = 75 + rng.peek_below(s as u64, 51) as i64;
+            keys[s] = base[s] / 100 * f;
         }
+        rng.skip(self.n() as u64);
         if let Some(u) = first {
             keys[u] = i64::MAX;
         }
@@ -1001,12 +1010,18 @@ impl Search<'_> {
 
     fn revert(&self, st: &mut State, undo: Undo) {
         let inst = self.inst;
-        for &(s, _) in &undo.before {
-            st.remove(inst, s);
+        // A session put back where it was stays (the lists hold the same intervals either
+        // way, and no answer depends on their order among equal starts).
+        for &(s, p) in &undo.before {
+            if st.pos[s] != p {
+                st.remove(inst, s);
+            }
         }
         // Anything else touched was removed and re-placed: recorded in `before` too.
         for &(s, p) in &undo.before {
-            if let Some(p) = p {
+            if let Some(p) = p
+                && st.pos[s].is_none()
+            {
                 st.place(inst, s, p);
             }
         }
