@@ -923,9 +923,13 @@ impl Search<'_> {
                         .map(|p| (p.start + inst.sessions[s].dur, s))
                 })
                 .collect();
-            on_day.sort_unstable_by(|a, b| b.cmp(a));
             let take = 1 + rng.below(3.min(on_day.len().max(1)));
-            out.extend(on_day.iter().take(take).map(|&(_, s)| s));
+            // Only the `take` ending last are used: pick them out rather than sort them all.
+            if on_day.len() > take {
+                on_day.select_nth_unstable_by(take - 1, |a, b| b.cmp(a));
+                on_day.truncate(take);
+            }
+            out.extend(on_day.iter().map(|&(_, s)| s));
             self.random_on_day(st, rng, movable, d, size, &mut out);
         } else {
             // A time band across every room of one day.
