@@ -11,8 +11,11 @@
 //!    the way of a left-over one; while sessions are left over, occasionally everything) and
 //!    re-inserts them in a perturbed priority order. A round is kept when it is no worse on the
 //!    objective and within a shrinking allowance on the sum of ends (threshold accepting);
-//!    while sessions are left over, when it leaves no more of them out. The round count is
-//!    bounded and the generator seeded, so the result is deterministic.
+//!    while sessions are left over, when it leaves no more of them out. A repair stops as soon
+//!    as lower bounds on its score show it cannot be kept (and is undone), and a session is
+//!    not looked for past the end that would fail the rule; either way the outcome is the
+//!    one the full repair would have had. The round count is bounded and the generator
+//!    seeded, so the result is deterministic.
 //!
 //! Objective, compared lexicographically: sessions left unplaced, sessions moved away from a
 //! still-valid previous placement (replanning only), the latest finish time of any day, the
