@@ -245,6 +245,31 @@ pub fn random_instance(k: u64) -> (String, TimetableInput) {
     (format!("rand{k}"), generate(&p))
 }
 
+/// Shapes of [`large_instance`]: rooms × days with at least 8 room-days, so 100–300 sessions
+/// stay about as dense as the suite's 200 × 8 instances.
+const LARGE_SHAPES: [(usize, usize); 8] = [
+    (4, 2),
+    (4, 3),
+    (5, 2),
+    (6, 2),
+    (6, 3),
+    (7, 2),
+    (8, 1),
+    (8, 3),
+];
+
+/// Large instance `k` of the quality comparison (issue #16): 100 to 300 sessions, 4 to 8 rooms,
+/// 1 to 3 days, 7 to 14 sessions per room and day, 55 to 80 % utilisation, named `large{k}`.
+/// A wider net than the suite's two 200 × 8 instances, so a faster search is not tuned to them.
+pub fn large_instance(k: u64) -> (String, TimetableInput) {
+    let (rooms, days) = LARGE_SHAPES[k as usize % LARGE_SHAPES.len()];
+    let per_room_day = 7 + (k as usize * 3 + k as usize / 8) % 8;
+    let sessions = (rooms * days * per_room_day).clamp(100, 300);
+    let mut p = GeneratorParams::new(5000 + k, sessions, rooms, days);
+    p.utilisation_percent = 55 + (k as u32 * 7) % 26;
+    (format!("large{k}"), generate(&p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,22 @@
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
+/// SplitMix64's step: the state advances by this constant with every number drawn, so the
+/// `k`-th number ahead is known without drawing the ones before it.
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output function of a state.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A number in `0..n` from 64 random bits (0 when `n` is 0).
+fn scale(bits: u64, n: usize) -> usize {
+    ((u128::from(bits) * n as u128) >> 64) as usize
+}
+
 impl Rng {
     /// A generator that always yields the same sequence for the same seed.
     pub fn new(seed: u64) -> Self {
@@ -13,11 +29,8 @@ impl Rng {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
     }
 
     /// A number in `0..n` (0 when `n` is 0).
@@ -25,7 +38,21 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+        scale(self.next_u64(), n)
+    }
+
+    /// What [`Rng::below`] would give as the `k`-th draw from now (0: the next), without
+    /// drawing anything.
+    pub fn peek_below(&self, k: u64, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        scale(mix(self.0.wrapping_add(GAMMA.wrapping_mul(k + 1))), n)
+    }
+
+    /// Moves on `k` draws, exactly as drawing `k` numbers and ignoring them would.
+    pub fn skip(&mut self, k: u64) {
+        self.0 = self.0.wrapping_add(GAMMA.wrapping_mul(k));
     }
 
     /// True with probability `percent` / 100.
@@ -48,5 +75,12 @@ mod tests {
             b.below(13);
         }
         assert_eq!(Rng::new(1).below(0), 0);
+        // Peeking ahead and skipping give what drawing one by one gives.
+        let mut c = Rng::new(11);
+        let ahead: Vec<usize> = (0..5).map(|k| c.peek_below(k, 51)).collect();
+        let mut d = Rng::new(11);
+        assert_eq!(ahead, (0..5).map(|_| d.below(51)).collect::<Vec<_>>());
+        c.skip(5);
+        assert_eq!(c.next_u64(), d.next_u64());
     }
 }

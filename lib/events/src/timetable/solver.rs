@@ -11,8 +11,11 @@
 //!    the way of a left-over one; while sessions are left over, occasionally everything) and
 //!    re-inserts them in a perturbed priority order. A round is kept when it is no worse on the
 //!    objective and within a shrinking allowance on the sum of ends (threshold accepting);
-//!    while sessions are left over, when it leaves no more of them out. The round count is
-//!    bounded and the generator seeded, so the result is deterministic.
+//!    while sessions are left over, when it leaves no more of them out. A repair stops as soon
+//!    as lower bounds on its score show it cannot be kept (and is undone), and a session is
+//!    not looked for past the end that would fail the rule; either way the outcome is the
+//!    one the full repair would have had. The round count is bounded and the generator
+//!    seeded, so the result is deterministic.
 //!
 //! Objective, compared lexicographically: sessions left unplaced, sessions moved away from a
 //! still-valid previous placement (replanning only), the latest finish time of any day, the
@@ -377,9 +380,12 @@ struct Search<'a> {
     speaker_load: Vec<i32>,
     /// A lower bound on the latest finish: no timetable can end before it.
     floor: i32,
+    /// A lower bound on each session's end ([`min_ends`]).
+    min_end: Vec<i32>,
     /// The unperturbed priority keys of each rule ([`Search::keys`]), computed once.
     base_keys: Vec<Vec<i64>>,
-    /// Buffers reused from round to round instead of allocated each time: the perturbed keys,
+    /// Buffers reused from round to round instead of allocated each time: the perturbed keys
+    /// (set for the sessions of the round only),
     /// [`Search::insert_all`]'s waiting flags (all false between calls) and
     /// [`Search::score`]'s finish per day.
     keys_buf: Cell<Vec<i64>>,
@@ -401,11 +407,14 @@ pub(crate) fn search(inst: &Inst, fixed: &Fixed) -> State {
         .iter()
         .map(|s| s.speakers.iter().map(|&sp| load[sp]).max().unwrap_or(0))
         .collect();
+    let min_end = min_ends(inst, fixed);
     let mut search = Search {
         inst,
         fixed,
         lunch_options: lunch_options(inst, fixed),
-        floor: floor(inst, fixed),
+        // A simple lower bound on the latest finish: every session's earliest possible end.
+        floor: min_end.iter().copied().max().unwrap_or(0).max(0),
+        min_end,
         tails,
         speaker_load,
         base_keys: Vec::new(),
@@ -417,13 +426,14 @@ pub(crate) fn search(inst: &Inst, fixed: &Fixed) -> State {
     search.run()
 }
 
-/// A simple lower bound on the latest finish: every session's earliest possible end in an
-/// empty timetable (and every fixed session's end).
-fn floor(inst: &Inst, fixed: &Fixed) -> i32 {
+/// Each session's earliest possible end: its end when fixed, otherwise its earliest end in an
+/// empty timetable (no session can end before it in any timetable).
+fn min_ends(inst: &Inst, fixed: &Fixed) -> Vec<i32> {
     let empty = &State::new(inst);
-    let mut bound = 0;
-    for (s, sess) in inst.sessions.iter().enumerate() {
-        let end = match fixed.pos[s] {
+    inst.sessions
+        .iter()
+        .enumerate()
+        .map(|(s, sess)| match fixed.pos[s] {
             Some(p) => p.start + sess.dur,
             None => sess
                 .rooms
@@ -435,10 +445,8 @@ fn floor(inst: &Inst, fixed: &Fixed) -> i32 {
                 .map(|t| t + sess.dur)
                 .min()
                 .unwrap_or(0),
-        };
-        bound = bound.max(end);
-    }
-    bound
+        })
+        .collect()
 }
 
 /// Lunch starts to try on each day: a 5-minute grid over the allowed range, plus the edges
@@ -557,8 +565,10 @@ impl Search<'_> {
     }
 
     /// The placement with the earliest end for `s` (ties: smallest suitable room, then
-    /// earliest day), trying a preferred previous placement first.
-    fn best_placement(&self, st: &State, s: usize) -> Option<Pos> {
+    /// earliest day), trying a preferred previous placement first; `None` when there is none
+    /// ending by `cap` (ending before `cap` is preferred, so the answer is the same whenever
+    /// it ends by then).
+    fn best_placement(&self, st: &State, s: usize, cap: i32) -> Option<Pos> {
         let inst = self.inst;
         if let Some(p) = self.fixed.preferred[s]
             && earliest_from(inst, st, s, p, i32::MAX, Mask::ALL) == Some(p.start)
@@ -570,14 +580,14 @@ impl Search<'_> {
         for d in 0..inst.days.len() {
             // No room starts earlier than what the rooms share allows (and when that is
             // nothing, no room has a start).
-            let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
+            let max_end = best.map_or(cap, |(e, _)| e - 1);
             let Some(common) = earliest_in(inst, st, s, None, d, 0, max_end, Mask::ALL, false)
             else {
                 continue;
             };
             for &r in &inst.sessions[s].rooms {
                 // Only a strictly earlier end can win, so stop looking past the best so far.
-                let max_end = best.map_or(i32::MAX, |(e, _)| e - 1);
+                let max_end = best.map_or(cap, |(e, _)| e - 1);
                 if common + dur > max_end {
                     // No room of this day can start before `common`.
                     break;
@@ -603,26 +613,53 @@ impl Search<'_> {
 
     /// Places `todo` in priority order (`key`, higher first), never before an unplaced
     /// predecessor that is still waiting in `todo`.
-    fn insert_all(&self, st: &mut State, mut todo: Vec<usize>, key: &[i64]) {
+    ///
+    /// With a `bound`, stops (returning `false`, the rest of `todo` left out) as soon as the
+    /// sessions placed so far show the result cannot meet it: it would be rejected anyway,
+    /// and placing the rest cannot change that (see [`Bound`]).
+    fn insert_all(
+        &self,
+        st: &mut State,
+        mut todo: Vec<usize>,
+        key: &[i64],
+        mut bound: Option<&mut Bound>,
+    ) -> bool {
         todo.sort_by_key(|&s| (std::cmp::Reverse(key[s]), s));
         let mut waiting = self.waiting_buf.take();
         waiting.resize(self.n(), false);
         for &s in &todo {
             waiting[s] = true;
         }
+        let mut complete = true;
         while !todo.is_empty() {
+            if bound.as_ref().is_some_and(|b| b.doomed()) {
+                complete = false;
+                break;
+            }
             let k = todo
                 .iter()
                 .position(|&s| !self.inst.sessions[s].preds.iter().any(|&p| waiting[p]))
                 .unwrap_or(0);
             let s = todo.remove(k);
             waiting[s] = false;
-            if let Some(p) = self.best_placement(st, s) {
+            let cap = bound.as_ref().map_or(i32::MAX, |b| b.cap(self.min_end[s]));
+            let p = self.best_placement(st, s, cap);
+            if let Some(p) = p {
                 st.place(self.inst, s, p);
             }
+            if let Some(b) = bound.as_mut() {
+                b.placed(self, s, p);
+            }
         }
-        // Every flag set was cleared as its session left `todo`.
+        if !complete || bound.as_ref().is_some_and(|b| b.doomed()) {
+            complete = false;
+            for &s in &todo {
+                waiting[s] = false;
+            }
+        }
+        // Every flag set was cleared as its session left `todo` (or above).
         self.waiting_buf.set(waiting);
+        complete
     }
 
     /// The priority keys of construction rule `rule` (higher first).
@@ -654,14 +691,14 @@ impl Search<'_> {
             .collect();
         preferred.sort_by_key(|&s| self.fixed.preferred[s]);
         for s in preferred {
-            if let Some(p) = self.best_placement(&st, s) {
+            if let Some(p) = self.best_placement(&st, s, i32::MAX) {
                 st.place(self.inst, s, p);
             }
         }
         let todo: Vec<usize> = (0..self.n())
             .filter(|&s| st.pos[s].is_none() && !self.is_fixed(s))
             .collect();
-        self.insert_all(&mut st, todo, keys);
+        self.insert_all(&mut st, todo, keys, None);
         st
     }
 
@@ -749,15 +786,14 @@ impl Search<'_> {
             }
             since_best += 1;
             let allowance = mean * (rounds - round) as i64 / rounds.max(1) as i64;
-            let undo = self.perturb(&mut cur, rng, movable, round);
-            let sc = self.score(&cur);
-            // While sessions are left over, only fitting them in matters: move sideways freely.
-            let accept = if cur_score.unplaced > 0 {
-                (sc.unplaced, sc.moved) <= (cur_score.unplaced, cur_score.moved)
-            } else {
-                sc.primary() <= cur_score.primary() && sc.end_sum <= cur_score.end_sum + allowance
-            };
-            if accept {
+            let (undo, complete) =
+                self.perturb(&mut cur, rng, movable, round, cur_score, allowance);
+            // An incomplete repair was stopped because it could not be accepted.
+            let sc = Some(cur_score)
+                .filter(|_| complete)
+                .map(|_| self.score(&cur))
+                .filter(|sc| Bound::accepts(&cur_score, allowance, sc));
+            if let Some(sc) = sc {
                 cur_score = sc;
                 if sc < best_score {
                     best_score = sc;
@@ -771,8 +807,18 @@ impl Search<'_> {
         (best_score, best)
     }
 
-    /// One destroy-and-repair step; returns what it takes to undo it.
-    fn perturb(&self, st: &mut State, rng: &mut Rng, movable: &[usize], round: usize) -> Undo {
+    /// One destroy-and-repair step from a state scoring `cur`; returns what it takes to undo
+    /// it, and whether the repair ran to the end (`false`: it stopped early because the
+    /// result could not be accepted with this `allowance`, [`Bound::accepts`]).
+    fn perturb(
+        &self,
+        st: &mut State,
+        rng: &mut Rng,
+        movable: &[usize],
+        round: usize,
+        cur: Score,
+        allowance: i64,
+    ) -> (Undo, bool) {
         let inst = self.inst;
         let n_mov = movable.len();
         let size = (2 + rng.below((n_mov / 6).clamp(2, 12))).min(n_mov);
@@ -783,11 +829,16 @@ impl Search<'_> {
         };
         // A session to re-insert before the others (the one the move makes space for).
         let mut first: Option<usize> = None;
-        let unplaced: Vec<usize> = movable
-            .iter()
-            .copied()
-            .filter(|&s| st.pos[s].is_none())
-            .collect();
+        // (`cur` counts every session left out: none, no need to look.)
+        let unplaced: Vec<usize> = if cur.unplaced == 0 {
+            Vec::new()
+        } else {
+            movable
+                .iter()
+                .copied()
+                .filter(|&s| st.pos[s].is_none())
+                .collect()
+        };
         let op = rng.below(10);
         if !unplaced.is_empty() && op == 9 {
             // Start again: everything out, new lunch slots, a new random priority order.
@@ -875,9 +926,13 @@ impl Search<'_> {
                         .map(|p| (p.start + inst.sessions[s].dur, s))
                 })
                 .collect();
-            on_day.sort_unstable_by(|a, b| b.cmp(a));
             let take = 1 + rng.below(3.min(on_day.len().max(1)));
-            out.extend(on_day.iter().take(take).map(|&(_, s)| s));
+            // Only the `take` ending last are used: pick them out rather than sort them all.
+            if on_day.len() > take {
+                on_day.select_nth_unstable_by(take - 1, |a, b| b.cmp(a));
+                on_day.truncate(take);
+            }
+            out.extend(on_day.iter().map(|&(_, s)| s));
             self.random_on_day(st, rng, movable, d, size, &mut out);
         } else {
             // A time band across every room of one day.
@@ -918,19 +973,24 @@ impl Search<'_> {
             }
         }
         // The rule's keys, each scaled by a random factor of 75 to 125 % that shuffles
-        // near-equal priorities.
+        // near-equal priorities: one draw per session, in session order. Only the sessions
+        // to re-insert need theirs (the only keys read), so the others' draws are skipped.
         let mut keys = self.keys_buf.take();
-        keys.clone_from(&self.base_keys[rng.below(4)]);
-        for k in &mut keys {
-            let f = 75 + rng.below(51) as i64;
-            *k = *k / 100 * f;
+        keys.resize(self.n(), 0);
+        let base = &self.base_keys[rng.below(4)];
+        for &s in &todo {
+            let f = 75 + rng.peek_below(s as u64, 51) as i64;
+            keys[s] = base[s] / 100 * f;
         }
+        rng.skip(self.n() as u64);
         if let Some(u) = first {
             keys[u] = i64::MAX;
         }
-        self.insert_all(st, todo, &keys);
+        let mut bound = Bound::new(self, st, cur, allowance, &undo.before);
+        let complete = self.insert_all(st, todo, &keys, Some(&mut bound));
+        self.finish_buf.set(bound.finish);
         self.keys_buf.set(keys);
-        undo
+        (undo, complete)
     }
 
     fn random_on_day(
@@ -957,18 +1017,143 @@ impl Search<'_> {
 
     fn revert(&self, st: &mut State, undo: Undo) {
         let inst = self.inst;
-        for &(s, _) in &undo.before {
-            st.remove(inst, s);
+        // A session put back where it was stays (the lists hold the same intervals either
+        // way, and no answer depends on their order among equal starts).
+        for &(s, p) in &undo.before {
+            if st.pos[s] != p {
+                st.remove(inst, s);
+            }
         }
         // Anything else touched was removed and re-placed: recorded in `before` too.
         for &(s, p) in &undo.before {
-            if let Some(p) = p {
+            if let Some(p) = p
+                && st.pos[s].is_none()
+            {
                 st.place(inst, s, p);
             }
         }
         for &(d, l) in undo.lunch.iter().rev() {
             st.lunch[d] = l;
         }
+    }
+}
+
+/// What a repair can still reach while its sessions go back in: lower bounds on the final
+/// score's terms, against the score of the state it started from and the acceptance rule
+/// ([`Bound::accepts`]).
+///
+/// Every term only grows as sessions are placed: a day's finish is the latest end on it, the
+/// sum of ends counts each session still to place at its earliest possible end
+/// ([`min_ends`]), and a session counts as left out or moved once it has been placed (or
+/// not). Once the bounds already fail the rule, so would the finished repair: it can stop
+/// there, undone, with the same outcome as before and fewer placement queries. For the same
+/// reason a session need not be looked for past `cap`: any placement ending later fails the
+/// rule (the search stops at `None`, which fails it too).
+struct Bound {
+    cur: Score,
+    allowance: i64,
+    unplaced: usize,
+    moved: usize,
+    /// Per day, the latest end so far (`i32::MIN`: none).
+    finish: Vec<i32>,
+    end_sum: i64,
+}
+
+impl Bound {
+    /// Whether a repair ending at `sc` is kept, from a state scoring `cur`. While sessions are
+    /// left over, only fitting them in matters: move sideways freely. Otherwise no worse on
+    /// the primary objective and within `allowance` on the sum of ends.
+    fn accepts(cur: &Score, allowance: i64, sc: &Score) -> bool {
+        if cur.unplaced > 0 {
+            (sc.unplaced, sc.moved) <= (cur.unplaced, cur.moved)
+        } else {
+            sc.primary() <= cur.primary() && sc.end_sum <= cur.end_sum + allowance
+        }
+    }
+
+    /// The bounds once the sessions of `before` (each with its placement in the state scoring
+    /// `cur`) have been taken out of `st`.
+    fn new(
+        search: &Search,
+        st: &State,
+        cur: Score,
+        allowance: i64,
+        before: &[(usize, Option<Pos>)],
+    ) -> Bound {
+        let inst = search.inst;
+        let days = inst.days.len();
+        let mut finish = search.finish_buf.take();
+        finish.clear();
+        finish.resize(days, i32::MIN);
+        // Within a room the intervals do not overlap: the last to start ends last.
+        for (k, list) in st.room.iter().enumerate() {
+            if let Some(b) = list.last() {
+                finish[k % days] = finish[k % days].max(b.b);
+            }
+        }
+        let mut b = Bound {
+            cur,
+            allowance,
+            unplaced: cur.unplaced,
+            moved: cur.moved,
+            finish,
+            end_sum: cur.end_sum,
+        };
+        for &(s, p) in before {
+            match p {
+                Some(p) => b.end_sum -= i64::from(p.start + inst.sessions[s].dur),
+                None => b.unplaced -= 1,
+            }
+            if search.fixed.preferred[s].is_some_and(|q| Some(q) != p) {
+                b.moved -= 1;
+            }
+            b.end_sum += i64::from(search.min_end[s]);
+        }
+        b
+    }
+
+    /// Accounts for session `s` placed at `p` (or left out).
+    fn placed(&mut self, search: &Search, s: usize, p: Option<Pos>) {
+        self.end_sum -= i64::from(search.min_end[s]);
+        match p {
+            Some(p) => {
+                let end = p.start + search.inst.sessions[s].dur;
+                self.end_sum += i64::from(end);
+                self.finish[p.day] = self.finish[p.day].max(end);
+            }
+            None => self.unplaced += 1,
+        }
+        if search.fixed.preferred[s].is_some_and(|q| Some(q) != p) {
+            self.moved += 1;
+        }
+    }
+
+    /// Whether the repair can no longer be accepted.
+    fn doomed(&self) -> bool {
+        let cur = &self.cur;
+        if cur.unplaced > 0 {
+            return (self.unplaced, self.moved) > (cur.unplaced, cur.moved);
+        }
+        let placed = self.finish.iter().filter(|&&f| f > i32::MIN);
+        let latest = placed.clone().copied().max().unwrap_or(0);
+        let day_sum: i32 = placed.sum();
+        (self.unplaced, self.moved, latest, day_sum) > cur.primary()
+            || self.end_sum > cur.end_sum + self.allowance
+    }
+
+    /// The latest end at which session `s` (earliest possible end `min_end`, still counted
+    /// at it) can be placed without failing the rule.
+    fn cap(&self, min_end: i32) -> i32 {
+        let cur = &self.cur;
+        if cur.unplaced > 0 {
+            return i32::MAX;
+        }
+        let room = cur.end_sum + self.allowance - (self.end_sum - i64::from(min_end));
+        let mut cap = i32::try_from(room).unwrap_or(if room < 0 { i32::MIN } else { i32::MAX });
+        if (self.unplaced, self.moved) == (cur.unplaced, cur.moved) {
+            cap = cap.min(cur.latest);
+        }
+        cap
     }
 }
 
