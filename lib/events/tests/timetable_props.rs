@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+#[path = "support/timetable_reference.rs"]
+mod reference;
+
 use proptest::prelude::*;
 use steward_events::timetable::generator::{GeneratorParams, generate};
 use steward_events::timetable::{
@@ -208,34 +211,8 @@ proptest! {
         prop_assert!(again.moved.is_empty());
 
         // One edit, then replan.
-        let mut changed = input.clone();
-        let k = pick % changed.sessions.len();
-        match edit {
-            0 => {
-                let mut s = changed.sessions[k].clone();
-                s.id = "added".into();
-                s.pinned = None;
-                s.after.clear();
-                changed.sessions.push(s);
-            }
-            1 => changed.sessions[k].duration_minutes += 30,
-            2 => {
-                let other = changed.sessions[(k + 1) % changed.sessions.len()].speakers.first().cloned();
-                if let Some(sp) = other {
-                    changed.sessions[k].speakers.push(sp);
-                    changed.sessions[k].speakers.dedup();
-                }
-            }
-            _ => {
-                if changed.rooms.len() > 1 {
-                    let gone = changed.rooms.pop().expect("has rooms");
-                    changed.sessions.iter_mut().for_each(|s| {
-                        if s.room.as_ref() == Some(&gone.id) { s.room = None; }
-                    });
-                }
-            }
-        }
-        changed.previous = Some(first.clone());
+        let k = pick % input.sessions.len();
+        let changed = reference::with_edit(&input, &first, k, edit);
         let Ok(second) = solve(&changed) else { return Ok(()) };
         assert_rules(&changed, &second);
         prop_assert_eq!(check(&changed, &second), vec![]);

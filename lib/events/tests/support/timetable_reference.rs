@@ -18,9 +18,25 @@ pub const LARGE: u64 = 24;
 
 /// `input` edited one way (as the replanning property test does), to replan from `previous`.
 pub fn edited(input: &TimetableInput, previous: &Timetable, edit: usize) -> TimetableInput {
+    with_edit(
+        input,
+        previous,
+        (edit * 5 + 1) % input.sessions.len(),
+        edit % 4,
+    )
+}
+
+/// `input` with edit `edit` (0: a copy of session `k` added, 1: session `k` 30 minutes longer,
+/// 2: the next session's first speaker also speaks in session `k`, 3: the last room removed)
+/// and `previous` to replan from. Shared by the replanning property test and [`edited`].
+pub fn with_edit(
+    input: &TimetableInput,
+    previous: &Timetable,
+    k: usize,
+    edit: usize,
+) -> TimetableInput {
     let mut changed = input.clone();
-    let k = (edit * 5 + 1) % changed.sessions.len();
-    match edit % 4 {
+    match edit {
         0 => {
             let mut s = changed.sessions[k].clone();
             s.id = "added".into();
