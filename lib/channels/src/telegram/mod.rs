@@ -4,7 +4,7 @@ mod parse;
 mod send;
 mod verify;
 
-pub use parse::parse_update;
+pub use parse::{parse_update, parse_update_part_by_part};
 pub use send::{
     CALLBACK_DATA_BYTES_MAX, TELEGRAM_API_BASE_DEFAULT, TYPING_REFRESH_SECS, TelegramConfig,
     TelegramSender,

@@ -188,9 +188,43 @@ struct InlineButton {
     callback_data: Option<String>,
 }
 
+/// An update whose message or button click is in the documented shape, read in one pass.
+#[derive(Debug, Deserialize)]
+struct TypedUpdate {
+    update_id: i64,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    callback_query: Option<CallbackQuery>,
+}
+
 /// Parses a Telegram update (already secret-checked). Malformed JSON is an error (answer 200
 /// and log); an update that is not a user message or button click is `Ok(None)`.
+///
+/// Two readings with one result, as for WhatsApp: an update in the documented shape is read
+/// straight into [`TypedUpdate`]; one with a part in another shape (or a key twice) is read
+/// again part by part ([`parse_update_part_by_part`]), where the odd part is dropped.
 pub fn parse_update(body: &[u8]) -> Result<Option<InboundMessage>, ParseError> {
+    check_body_size(body.len())?;
+    let Ok(update) = serde_json::from_slice::<TypedUpdate>(body) else {
+        return parse_update_part_by_part(body);
+    };
+    let update_id = update.update_id.to_string();
+    if let Some(message) = update.message {
+        return Ok(from_message(update_id, message));
+    }
+    if let Some(query) = update.callback_query {
+        return Ok(from_callback(update_id, query));
+    }
+    tracing::debug!("telegram update kind not handled; dropped");
+    Ok(None)
+}
+
+/// [`parse_update`]'s second reading: the body as a tree of values, the update, its message and
+/// its button click each read on its own. Public so the tests can hold the two readings to one
+/// result.
+#[doc(hidden)]
+pub fn parse_update_part_by_part(body: &[u8]) -> Result<Option<InboundMessage>, ParseError> {
     check_body_size(body.len())?;
     let root: Value = serde_json::from_slice(body)?;
     let update = match Update::deserialize(&root) {
@@ -427,6 +461,27 @@ fn from_callback(update_id: String, query: CallbackQuery) -> Option<InboundMessa
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Every fixture (each in the documented shape) is read in one pass, and both readings give
+    /// the same result.
+    #[test]
+    fn documented_shapes_are_read_in_one_pass() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/telegram");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let body = std::fs::read(&path).unwrap();
+            let update = serde_json::from_slice::<TypedUpdate>(&body);
+            assert!(update.is_ok(), "{path:?}: {update:?}");
+            assert_eq!(
+                parse_update(&body).ok(),
+                parse_update_part_by_part(&body).ok(),
+                "{path:?}"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10, "only {seen} fixtures in {dir}");
+    }
 
     fn parse(body: &str) -> Option<InboundMessage> {
         parse_update(body.as_bytes()).unwrap_or_else(|e| panic!("{e}"))

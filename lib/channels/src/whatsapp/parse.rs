@@ -184,10 +184,82 @@ struct Media {
     voice: Option<bool>,
 }
 
+/// The whole notification in the documented shape, read in one pass straight into types. Fields
+/// Steward does not read (`metadata`, `statuses`, profile details, …) are skipped unread.
+#[derive(Debug, Deserialize)]
+struct Notification {
+    #[serde(default)]
+    object: Option<String>,
+    #[serde(default)]
+    entry: Vec<Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Entry {
+    #[serde(default)]
+    changes: Vec<Change>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Change {
+    #[serde(default)]
+    field: Option<String>,
+    #[serde(default)]
+    value: Option<ChangeValue>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChangeValue {
+    #[serde(default)]
+    contacts: Vec<Contact>,
+    #[serde(default)]
+    messages: Vec<Message>,
+}
+
 /// Parses a WhatsApp webhook body (already signature-checked) into the user messages it holds.
 /// Malformed JSON is an error (answer 200 and log: a retry would not fix it); anything else
 /// that is not a user message Steward understands is dropped.
+///
+/// Two readings with one result. A body in the documented shape (nearly every delivery) is read
+/// straight into [`Notification`]: no tree of values, nothing built for the fields Steward
+/// skips. A body where any part has another shape (or a key twice) fails that reading as a
+/// whole and is read again item by item ([`parse_webhook_item_by_item`]), which drops only the
+/// odd parts. Where the typed reading succeeds the two give the same messages, since both read
+/// each part into the same types (`tests/channels/fuzz.rs` checks it on generated shapes).
 pub fn parse_webhook(body: &[u8]) -> Result<Vec<InboundMessage>, ParseError> {
+    check_body_size(body.len())?;
+    match serde_json::from_slice::<Notification>(body) {
+        Ok(notification) => Ok(from_notification(notification)),
+        Err(_) => parse_webhook_item_by_item(body),
+    }
+}
+
+/// The messages of a notification read whole.
+fn from_notification(notification: Notification) -> Vec<InboundMessage> {
+    if notification.object.as_deref() != Some(OBJECT) {
+        tracing::debug!("whatsapp webhook: not a business account notification; dropped");
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for change in notification.entry.into_iter().flat_map(|e| e.changes) {
+        if change.field.as_deref().is_some_and(|f| f != FIELD_MESSAGES) {
+            continue;
+        }
+        let Some(value) = change.value else {
+            continue;
+        };
+        for message in value.messages {
+            out.extend(to_inbound(message, &value.contacts));
+        }
+    }
+    out
+}
+
+/// [`parse_webhook`]'s second reading: the body as a tree of values, each entry, change,
+/// contact and message read on its own, so a part in an unexpected shape is dropped without
+/// losing the rest. Public so the tests can hold the two readings to one result.
+#[doc(hidden)]
+pub fn parse_webhook_item_by_item(body: &[u8]) -> Result<Vec<InboundMessage>, ParseError> {
     check_body_size(body.len())?;
     let root: Value = serde_json::from_slice(body)?;
     if root.get("object").and_then(Value::as_str) != Some(OBJECT) {
@@ -421,6 +493,27 @@ mod tests {
             one(r#"{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"messages":[{"id":5}]}}]}]}"#)
                 .is_empty()
         );
+    }
+
+    /// Every fixture (each in the documented shape) is read in one pass, without the second
+    /// reading, and both readings give the same messages.
+    #[test]
+    fn documented_shapes_are_read_in_one_pass() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/whatsapp");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let notification = serde_json::from_slice::<Notification>(&body);
+            assert!(notification.is_ok(), "{path:?}: {notification:?}");
+            assert_eq!(
+                parse_webhook(&body).ok(),
+                parse_webhook_item_by_item(&body).ok(),
+                "{path:?}"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10, "only {seen} fixtures in {dir}");
     }
 
     #[test]

@@ -3,8 +3,12 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use steward_channels::telegram::{check_webhook_secret, parse_update, verify_secret};
-use steward_channels::whatsapp::{parse_webhook, verify_handshake, verify_signature};
+use steward_channels::telegram::{
+    check_webhook_secret, parse_update, parse_update_part_by_part, verify_secret,
+};
+use steward_channels::whatsapp::{
+    parse_webhook, parse_webhook_item_by_item, verify_handshake, verify_signature,
+};
 
 /// Keys and strings that real payloads use, so generated JSON reaches the deep paths.
 const WORDS: &[&str] = &[
@@ -90,17 +94,159 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// A string field as WhatsApp sends it: absent, or a string (sometimes empty or odd).
+fn maybe_word() -> impl Strategy<Value = Option<String>> {
+    proptest::option::of(word())
+}
+
+/// Puts `value` under `key` when there is one.
+fn put(object: &mut serde_json::Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        object.insert(key.to_owned(), value);
+    }
+}
+
+/// One message in the documented shape: every field Steward reads has its documented type,
+/// with arbitrary contents, and unknown fields beside them.
+fn documented_message() -> impl Strategy<Value = Value> {
+    (
+        (
+            word(),
+            proptest::sample::select(&[
+                "text", "interactive", "button", "image", "document", "audio", "video",
+                "sticker", "location", "contacts", "reaction", "unsupported",
+            ][..]),
+            maybe_word(),
+            maybe_word(),
+            proptest::option::of(prop_oneof![
+                "[0-9]{1,10}".prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                word().prop_map(Value::from),
+            ]),
+            maybe_word(),
+        ),
+        (
+            maybe_word(),
+            proptest::option::of((
+                proptest::sample::select(&["button_reply", "list_reply", "nfm_reply"][..]),
+                word(),
+                maybe_word(),
+            )),
+            proptest::option::of((maybe_word(), maybe_word(), maybe_word(), proptest::option::of(any::<bool>()))),
+            proptest::option::of((any::<f64>(), "-?[0-9]{1,3}\\.[0-9]{1,6}", maybe_word())),
+            proptest::option::of(proptest::collection::vec((maybe_word(), maybe_word()), 0..3)),
+            proptest::option::of(json_value()),
+        ),
+    )
+        .prop_map(|((id, kind, from, from_user_id, timestamp, group_id), (text, reply, media, location, cards, extra))| {
+            let mut m = serde_json::Map::new();
+            m.insert("id".into(), Value::from(id));
+            m.insert("type".into(), Value::from(kind));
+            put(&mut m, "from", from.map(Value::from));
+            put(&mut m, "from_user_id", from_user_id.map(Value::from));
+            put(&mut m, "timestamp", timestamp);
+            put(&mut m, "group_id", group_id.map(Value::from));
+            put(&mut m, "text", text.map(|body| json!({"body": body})));
+            if let Some((reply_kind, reply_id, title)) = reply {
+                m.insert("interactive".into(), json!({"type": reply_kind, reply_kind: {"id": reply_id, "title": title}}));
+                m.insert("button".into(), json!({"payload": reply_id, "text": title}));
+                m.insert("context".into(), json!({"id": "wamid.ctx"}));
+            }
+            if let Some((media_id, mime, caption, voice)) = media.filter(|_| matches!(kind, "image" | "document" | "audio" | "video" | "sticker")) {
+                let part = json!({"id": media_id, "mime_type": mime, "caption": caption, "voice": voice, "filename": "a.pdf"});
+                m.insert(kind.to_owned(), part);
+            }
+            if let Some((lat, lon, name)) = location {
+                m.insert("location".into(), json!({"latitude": lat, "longitude": lon, "name": name}));
+            }
+            if let Some(cards) = cards {
+                let cards: Vec<Value> = cards
+                    .into_iter()
+                    .map(|(name, phone)| json!({"name": {"formatted_name": name}, "phones": [{"phone": phone}]}))
+                    .collect();
+                m.insert("contacts".into(), Value::from(cards));
+            }
+            put(&mut m, "unknown_extra", extra);
+            Value::Object(m)
+        })
+}
+
+/// A notification in the documented shape: entries × changes × (contacts, messages), with the
+/// parts Steward skips (metadata, statuses, other fields) present too.
+fn documented_notification() -> impl Strategy<Value = Value> {
+    let contact = (maybe_word(), maybe_word(), maybe_word()).prop_map(|(wa_id, user_id, name)| {
+        json!({"wa_id": wa_id, "user_id": user_id, "profile": {"name": name}})
+    });
+    let change = (
+        proptest::option::of(proptest::sample::select(&["messages", "account_update"][..])),
+        proptest::collection::vec(contact, 0..3),
+        proptest::collection::vec(documented_message(), 0..4),
+    )
+        .prop_map(|(field, contacts, messages)| {
+            json!({
+                "field": field,
+                "value": {
+                    "messaging_product": "whatsapp",
+                    "metadata": {"phone_number_id": "1"},
+                    "contacts": contacts,
+                    "messages": messages,
+                    "statuses": [{"id": "wamid.out", "status": "read"}],
+                }
+            })
+        });
+    (
+        proptest::sample::select(&["whatsapp_business_account", "page"][..]),
+        proptest::collection::vec(proptest::collection::vec(change, 0..3), 0..3),
+    )
+        .prop_map(|(object, entries)| {
+            let entries: Vec<Value> = entries.into_iter().map(|changes| json!({"id": "1", "changes": changes})).collect();
+            json!({"object": object, "entry": entries})
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn whatsapp_parser_never_panics_on_bytes(body in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = parse_webhook(&body);
+        prop_assert_eq!(parse_webhook(&body).ok(), parse_webhook_item_by_item(&body).ok());
+    }
+
+    /// The one-pass reading and the item-by-item reading give the same messages, on bodies in
+    /// the documented shape (which the one-pass reading takes) and on the same bodies with one
+    /// part changed to an arbitrary value (which it gives up for the item-by-item reading).
+    #[test]
+    fn whatsapp_readings_agree(body in documented_notification(), odd in json_value(), at in any::<proptest::sample::Index>()) {
+        let bytes = body.to_string().into_bytes();
+        let parsed = parse_webhook(&bytes);
+        prop_assert!(parsed.is_ok());
+        prop_assert_eq!(parsed.ok(), parse_webhook_item_by_item(&bytes).ok());
+
+        let mut changed = body;
+        replace_one(&mut changed, at, odd);
+        let bytes = changed.to_string().into_bytes();
+        prop_assert_eq!(parse_webhook(&bytes).ok(), parse_webhook_item_by_item(&bytes).ok());
     }
 
     #[test]
     fn telegram_parser_never_panics_on_bytes(body in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = parse_update(&body);
+        prop_assert_eq!(parse_update(&body).ok(), parse_update_part_by_part(&body).ok());
+    }
+
+    /// Each provider fixture with one place changed to an arbitrary value: both readings of
+    /// each channel's parser give the same result.
+    #[test]
+    fn readings_agree_on_changed_fixtures(pick in any::<proptest::sample::Index>(), odd in json_value(), at in any::<proptest::sample::Index>()) {
+        let fixtures = fixtures();
+        let (channel, body) = &fixtures[pick.index(fixtures.len())];
+        let mut changed: Value = serde_json::from_slice(body).unwrap();
+        replace_one(&mut changed, at, odd);
+        let bytes = changed.to_string().into_bytes();
+        if *channel == "whatsapp" {
+            prop_assert_eq!(parse_webhook(&bytes).ok(), parse_webhook_item_by_item(&bytes).ok());
+        } else {
+            prop_assert_eq!(parse_update(&bytes).ok(), parse_update_part_by_part(&bytes).ok());
+        }
     }
 
     #[test]
@@ -113,8 +259,11 @@ proptest! {
                 {"changes": [{"value": {"messages": [{"id": "m", "type": "text", "timestamp": "1", "from": "1", "text": message}]}}]},
             ]
         });
-        let parsed = parse_webhook(body.to_string().as_bytes());
+        let bytes = body.to_string().into_bytes();
+        let parsed = parse_webhook(&bytes);
         prop_assert!(parsed.is_ok());
+        let item_by_item = parse_webhook_item_by_item(&bytes);
+        prop_assert_eq!(parsed.as_ref().ok(), item_by_item.as_ref().ok());
         for m in parsed.unwrap_or_default() {
             prop_assert!(steward_channels::is_valid_id(&m.conversation_id));
             prop_assert!(steward_channels::is_valid_id(&m.provider_message_id));
@@ -129,8 +278,11 @@ proptest! {
             json!({"update_id": id, "callback_query": {"id": "q", "from": {"id": 1}, "data": "b0", "message": message}}),
             json!({"update_id": id, "message": {"message_id": 1, "date": 1, "chat": {"id": 1}, "from": {"id": 2}, "photo": message}}),
         ] {
-            let parsed = parse_update(body.to_string().as_bytes());
+            let bytes = body.to_string().into_bytes();
+            let parsed = parse_update(&bytes);
             prop_assert!(parsed.is_ok());
+            let part_by_part = parse_update_part_by_part(&bytes);
+            prop_assert_eq!(parsed.as_ref().ok(), part_by_part.as_ref().ok());
         }
     }
 
@@ -152,8 +304,11 @@ proptest! {
             json!({"update_id": 1, "callback_query": {"id": "q", "from": {"id": 5}, "data": "b0", "message": {"message_id": 1, "chat": chat_json}}}),
         ];
         for body in bodies {
-            let parsed = parse_update(body.to_string().as_bytes());
+            let bytes = body.to_string().into_bytes();
+            let parsed = parse_update(&bytes);
             prop_assert!(parsed.is_ok());
+            let part_by_part = parse_update_part_by_part(&bytes);
+            prop_assert_eq!(parsed.as_ref().ok(), part_by_part.as_ref().ok());
             if let Ok(Some(m)) = parsed {
                 match m.chat {
                     steward_channels::ChatKind::Private => {
@@ -203,4 +358,57 @@ proptest! {
             prop_assert!(r.is_err());
         }
     }
+}
+
+/// Replaces the value at one place of `value` (picked by `at` among all its places, the root
+/// excluded) with `with`.
+fn replace_one(value: &mut Value, at: proptest::sample::Index, with: Value) {
+    fn places(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => items.iter().map(|v| 1 + places(v)).sum(),
+            Value::Object(map) => map.values().map(|v| 1 + places(v)).sum(),
+            _ => 0,
+        }
+    }
+    fn walk(value: &mut Value, target: &mut usize, with: &mut Option<Value>) {
+        let children: Vec<&mut Value> = match value {
+            Value::Array(items) => items.iter_mut().collect(),
+            Value::Object(map) => map.values_mut().collect(),
+            _ => return,
+        };
+        for child in children {
+            if with.is_none() {
+                return;
+            }
+            if *target == 0 {
+                if let Some(new) = with.take() {
+                    *child = new;
+                }
+                return;
+            }
+            *target -= 1;
+            walk(child, target, with);
+        }
+    }
+    let total = places(value);
+    if total == 0 {
+        return;
+    }
+    let mut target = at.index(total);
+    walk(value, &mut target, &mut Some(with));
+}
+
+/// Every provider fixture: (channel, bytes).
+fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
+    let mut all = Vec::new();
+    for channel in ["whatsapp", "telegram"] {
+        let dir = format!("{}/tests/fixtures/{channel}", env!("CARGO_MANIFEST_DIR"));
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        all.extend(names.into_iter().map(|p| (channel, std::fs::read(p).unwrap())));
+    }
+    all
 }
