@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use steward_channels::{check_body_size, telegram};
 
@@ -26,8 +26,7 @@ pub(super) struct TelegramRoute {
 pub(super) async fn receive(
     State(route): State<Arc<TelegramRoute>>,
     PeerAddress(source): PeerAddress,
-    headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> Response {
     let state = &route.webhook;
     let Some(secret) = &state.telegram else {
@@ -48,12 +47,17 @@ pub(super) async fn receive(
         )
             .into_response();
     }
+    // The one header read, without axum's copy of the whole header map; the body under the
+    // route's cap (`DefaultBodyLimit`), as a `Bytes` argument would be.
+    let presented = request.headers().get(telegram::SECRET_HEADER).cloned();
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
     if let Err(e) = check_body_size(body.len()) {
         return (StatusCode::PAYLOAD_TOO_LARGE, e.to_string()).into_response();
     }
-    let presented = headers
-        .get(telegram::SECRET_HEADER)
-        .and_then(|v| v.to_str().ok());
+    let presented = presented.as_ref().and_then(|v| v.to_str().ok());
     if let Err(e) = telegram::verify_secret(presented, secret.expose()) {
         if route.bad_secrets.record(source, now) {
             tracing::warn!(

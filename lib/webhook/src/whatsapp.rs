@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{FromRequest, Query, Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use steward_channels::{check_body_size, whatsapp};
 
@@ -36,20 +36,23 @@ pub(super) async fn handshake(
 }
 
 /// Verifies the signature on the raw body, parses, enqueues every message, answers 200.
-pub(super) async fn receive(
-    State(state): State<Arc<WebhookState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+///
+/// Takes the whole request and reads the one header it needs: axum's `HeaderMap` extractor
+/// would copy every header of every delivery.
+pub(super) async fn receive(State(state): State<Arc<WebhookState>>, request: Request) -> Response {
     let Some(secrets) = &state.whatsapp else {
         return not_configured("WhatsApp").into_response();
+    };
+    let signature = request.headers().get(whatsapp::SIGNATURE_HEADER).cloned();
+    // The body cap (`DefaultBodyLimit`) applies here as it does to a `Bytes` argument.
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
     };
     if let Err(e) = check_body_size(body.len()) {
         return (StatusCode::PAYLOAD_TOO_LARGE, e.to_string()).into_response();
     }
-    let signature = headers
-        .get(whatsapp::SIGNATURE_HEADER)
-        .and_then(|v| v.to_str().ok());
+    let signature = signature.as_ref().and_then(|v| v.to_str().ok());
     if let Err(e) =
         whatsapp::verify_signature(&body, signature, secrets.app_secret.expose().as_bytes())
     {
