@@ -663,6 +663,9 @@ impl TurnQueue for InProcessQueue {
             id,
         };
         let mut workers = self.inner.workers.lock().await;
+        // Let the other tasks ready on this thread (webhook requests verified and parsed in the
+        // meantime) add their messages first, so one commit carries them all.
+        tokio::task::yield_now().await;
         // Whoever held the lock before may have written this message with its own batch; if
         // not, write what is waiting, oldest first, until it is.
         loop {
