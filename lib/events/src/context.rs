@@ -8,7 +8,9 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use steward_harness::{ChannelName, ContextSource, Ctx, ServiceError, Untrusted, accounts};
+use steward_harness::{
+    ChannelName, ContextSource, Ctx, Profile, ServiceError, Untrusted, accounts,
+};
 
 use crate::events::{self, Event};
 use crate::ids::{AttendeeId, EventId, PersonId, RoomId, SessionId};
@@ -116,10 +118,18 @@ impl ContextSource for EventsContext {
     async fn context(
         &self,
         ctx: &Ctx,
+        account: Option<&Profile>,
         channel: &ChannelName,
         active_record: Option<&str>,
     ) -> Result<String, ServiceError> {
-        let profile = accounts::profile(ctx).await?;
+        let read;
+        let profile = match account {
+            Some(account) => account,
+            None => {
+                read = accounts::profile(ctx).await?;
+                &read
+            }
+        };
         let tz = profile.time_zone.time_zone()?;
         let now = when::local_now(ctx.now_millis(), &tz);
         let lines = [

@@ -586,6 +586,7 @@ impl Audited {
         let table = ctx.table().as_ref();
 
         if let Some(key) = ctx.effect()
+            && !ctx.effect_known_absent()
             && let Some(stored) = effect::stored_effect(table, key).await?
         {
             return replayed(stored);
@@ -612,10 +613,15 @@ impl Audited {
 
         let result_value = serde_json::to_value(&result)?;
         let commit = CommitId::generate(ctx.clock().as_ref());
+        // The account's version the registry saw writable moments ago serves the first
+        // attempt; if it changed since, the condition on it fails and the next attempt reads.
+        let mut checked = ctx.writable_account_version();
         for _ in 0..PROFILE_RACE_RETRIES_MAX {
-            let profile = profile::ensure_can_write(table, ctx.user()).await?;
-            let (ops, roles) =
-                self.build_ops(commit, &result_value, touches_profile, profile.version)?;
+            let version = match checked.take() {
+                Some(version) => version,
+                None => profile::ensure_can_write(table, ctx.user()).await?.version,
+            };
+            let (ops, roles) = self.build_ops(commit, &result_value, touches_profile, version)?;
             match table.write(ops).await {
                 Ok(()) => return Ok(result),
                 Err(StoreError::ConditionFailed { op_index }) => {

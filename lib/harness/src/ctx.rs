@@ -62,8 +62,26 @@ pub struct Ctx {
     action: ActionId,
     effect: Option<EffectKey>,
     confirmation: Option<WriteOp>,
+    /// What this call has already read, so the steps after do not read it again (see
+    /// [`Looked`]).
+    looked: Looked,
     clock: Arc<dyn Clock>,
     table: Arc<dyn Table>,
+}
+
+/// Reads one write call has already made, so the checks after it need not repeat them on the
+/// store (on DynamoDB each is a round trip). Each only spares a read *before* running: whatever
+/// changes between that read and the commit is still caught by the commit's own conditions.
+#[derive(Debug, Clone, Copy, Default)]
+struct Looked {
+    /// The gate found no stored effect under this call's effect key. A copy of the call that
+    /// commits afterwards still meets the put-if-absent on the effect in this call's commit,
+    /// which then replays the stored result.
+    effect_absent: bool,
+    /// The account's version when the registry found it may write. The commit's condition on
+    /// the account's version fails if it changed since (paused, renamed), and the commit then
+    /// reads the account again.
+    writable_at: Option<u64>,
 }
 
 impl Ctx {
@@ -90,6 +108,7 @@ impl Ctx {
             action,
             effect: None,
             confirmation: None,
+            looked: Looked::default(),
             clock,
             table,
         }
@@ -98,7 +117,31 @@ impl Ctx {
     /// The same context, for a model tool call whose result is stored under `effect`.
     pub fn with_effect(mut self, effect: EffectKey) -> Self {
         self.effect = Some(effect);
+        self.looked = Looked::default();
         self
+    }
+
+    /// The same context, noting that this call's stored effect was looked up and there is none
+    /// (the gate's look-up; the registry and the audited commit then skip theirs).
+    pub(crate) fn with_effect_absent(mut self) -> Self {
+        self.looked.effect_absent = self.effect.is_some();
+        self
+    }
+
+    /// Whether this call's stored effect was looked up already and there was none.
+    pub(crate) fn effect_known_absent(&self) -> bool {
+        self.looked.effect_absent && self.effect.is_some()
+    }
+
+    /// The same context, noting that the account was found able to write at `version`.
+    pub(crate) fn with_writable_account(mut self, version: u64) -> Self {
+        self.looked.writable_at = Some(version);
+        self
+    }
+
+    /// The account version at which this call found the account able to write, if it did.
+    pub(crate) fn writable_account_version(&self) -> Option<u64> {
+        self.looked.writable_at
     }
 
     /// The same context, carrying the confirmation gate's "spend this confirmation" write:
@@ -123,6 +166,7 @@ impl Ctx {
             action: ActionId::generate(self.clock.as_ref()),
             effect: None,
             confirmation: None,
+            looked: Looked::default(),
             clock: Arc::clone(&self.clock),
             table: Arc::clone(&self.table),
         }

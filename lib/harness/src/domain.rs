@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use crate::ctx::Ctx;
 use crate::error::ServiceError;
 use crate::ids::ChannelName;
+use crate::profile::Profile;
 
 /// Produces the body of the per-turn `<context>` block: the facts that change from turn to
 /// turn (current time in the user's zone, their name and channel, their records, the record
@@ -14,10 +15,13 @@ use crate::ids::ChannelName;
 #[async_trait]
 pub trait ContextSource: Send + Sync {
     /// The context text for one turn of `ctx`'s user on `channel`; `active_record` is the id
-    /// of the record the conversation is currently about, if any.
+    /// of the record the conversation is currently about, if any. `account` is the user's
+    /// account as the turn read it at its start (a source that needs it reads it only when
+    /// `None`).
     async fn context(
         &self,
         ctx: &Ctx,
+        account: Option<&Profile>,
         channel: &ChannelName,
         active_record: Option<&str>,
     ) -> Result<String, ServiceError>;

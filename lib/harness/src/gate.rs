@@ -527,6 +527,7 @@ async fn run_validated(
     {
         return Ok((GateOutcome::Ran(call(ctx, args).await), Passage::Replayed));
     }
+    let ctx = ctx.with_effect_absent();
     Ok(match admit(tool, &ctx, surface, name, &args).await? {
         Admission::Run { ctx, consume } => {
             let table = ctx.table().clone();

@@ -172,13 +172,15 @@ impl Registry {
             Ok(args) => args,
             Err(msg) => return Ok(ToolOutcome::error(ToolErrorKind::InvalidArguments, msg)),
         };
-        if !tool.is_read_only() {
+        let ctx = if tool.is_read_only() {
+            ctx
+        } else {
             match self.pre_write_checks(&ctx).await {
-                Ok(Some(replayed)) => return Ok(replayed),
-                Ok(None) => {}
+                Ok(Ok(version)) => ctx.with_writable_account(version),
+                Ok(Err(replayed)) => return Ok(replayed),
                 Err(e) => return Ok(service_failure(&ctx, name, &e)),
             }
-        }
+        };
         let run = AssertUnwindSafe(tool.run(ctx.clone(), args))
             .catch_unwind()
             .await;
@@ -218,14 +220,17 @@ impl Registry {
         })
     }
 
-    /// For a write tool: the stored outcome when this call already committed, else checks
-    /// that the account may write.
-    async fn pre_write_checks(&self, ctx: &Ctx) -> Result<Option<ToolOutcome>, ServiceError> {
-        if let Some(replayed) = self.stored_outcome(ctx).await? {
-            return Ok(Some(replayed));
+    /// For a write tool: the stored outcome when this call already committed (not looked up
+    /// again when the gate just found none), else checks that the account may write and gives
+    /// the account's version it saw (the commit's condition).
+    async fn pre_write_checks(&self, ctx: &Ctx) -> Result<Result<u64, ToolOutcome>, ServiceError> {
+        if !ctx.effect_known_absent()
+            && let Some(replayed) = self.stored_outcome(ctx).await?
+        {
+            return Ok(Err(replayed));
         }
-        accounts::ensure_can_write(ctx.table().as_ref(), ctx.user()).await?;
-        Ok(None)
+        let account = accounts::ensure_can_write(ctx.table().as_ref(), ctx.user()).await?;
+        Ok(Ok(account.version))
     }
 
     /// The stored outcome of this call (its effect key), if it already committed.

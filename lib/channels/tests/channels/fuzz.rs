@@ -178,7 +178,9 @@ fn documented_notification() -> impl Strategy<Value = Value> {
         json!({"wa_id": wa_id, "user_id": user_id, "profile": {"name": name}})
     });
     let change = (
-        proptest::option::of(proptest::sample::select(&["messages", "account_update"][..])),
+        proptest::option::of(proptest::sample::select(
+            &["messages", "account_update"][..],
+        )),
         proptest::collection::vec(contact, 0..3),
         proptest::collection::vec(documented_message(), 0..4),
     )
@@ -199,7 +201,10 @@ fn documented_notification() -> impl Strategy<Value = Value> {
         proptest::collection::vec(proptest::collection::vec(change, 0..3), 0..3),
     )
         .prop_map(|(object, entries)| {
-            let entries: Vec<Value> = entries.into_iter().map(|changes| json!({"id": "1", "changes": changes})).collect();
+            let entries: Vec<Value> = entries
+                .into_iter()
+                .map(|changes| json!({"id": "1", "changes": changes}))
+                .collect();
             json!({"object": object, "entry": entries})
         })
 }
@@ -408,7 +413,11 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
             .map(|e| e.unwrap().path())
             .collect();
         names.sort();
-        all.extend(names.into_iter().map(|p| (channel, std::fs::read(p).unwrap())));
+        all.extend(
+            names
+                .into_iter()
+                .map(|p| (channel, std::fs::read(p).unwrap())),
+        );
     }
     all
 }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use steward_events::EventsContext;
 use steward_events::limits::{CONTEXT_CHARS_MAX, CONTEXT_EVENTS_MAX};
-use steward_harness::{Actor, ChannelName, ContextSource, UserId};
+use steward_harness::{Actor, ChannelName, ContextSource, TimeZoneName, UserId, accounts};
 
 use crate::support::{DAY1, World, seed, world};
 
@@ -12,6 +12,7 @@ async fn block(w: &World, u: &UserId, active: Option<&str>) -> String {
     EventsContext
         .context(
             &w.ctx(u, Actor::Agent),
+            None,
             &ChannelName::parse("wa").unwrap(),
             active,
         )
@@ -211,8 +212,32 @@ async fn events_with_many_records_are_listed_in_their_place(w: World) {
     );
 }
 
+/// The account the turn read at its start is the one the block shows: the source does not
+/// read it again (a different name and zone here make the difference visible).
+async fn the_block_uses_the_account_the_turn_read(w: World) {
+    let u = w.account("alice").await;
+    let mut account = accounts::get_profile(w.table.as_ref(), &u).await.unwrap();
+    account.name = "Alice as the turn read her".into();
+    account.time_zone = TimeZoneName::parse("America/New_York").unwrap();
+    let text = EventsContext
+        .context(
+            &w.ctx(&u, Actor::Agent),
+            Some(&account),
+            &ChannelName::parse("wa").unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
+    // 2026-11-30T12:00Z is 7:00 AM in New York.
+    assert!(
+        text.starts_with("Current time: Monday, 30 Nov 2026, 7:00 AM (2026-11-30, America/New_York)\nUser: Alice as the turn read her (channel: wa)"),
+        "{text}"
+    );
+}
+
 steward_store::backend_tests!(setup = world;
     the_block_says_when_who_and_what,
+    the_block_uses_the_account_the_turn_read,
     the_block_stays_within_its_bound,
     only_the_newest_events_are_read_yet_an_older_active_one_is_shown,
     events_with_many_records_are_listed_in_their_place,

@@ -530,6 +530,7 @@ impl Agent {
             turn,
             conv,
             action,
+            account: profile,
             budget,
             history: Vec::new(),
             this_turn: Vec::new(),

@@ -133,6 +133,7 @@ impl ModelRun<'_> {
             .context
             .context(
                 &ctx,
+                self.account.as_ref(),
                 &self.input.channel,
                 self.conv.meta.active_record.as_deref(),
             )

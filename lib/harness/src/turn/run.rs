@@ -22,6 +22,8 @@ pub(super) struct ModelRun<'a> {
     pub(super) conv: Conversation,
     /// The turn's request id: every tool call of the turn is one undo unit.
     pub(super) action: ActionId,
+    /// The account as read at the start of the turn (for the context block), if there is one.
+    pub(super) account: Option<crate::profile::Profile>,
     /// The user's monthly budget (their own limits in place of the default).
     pub(super) budget: crate::budget::Budget,
     /// Rows sent to the model so far, in order.

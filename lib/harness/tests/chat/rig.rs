@@ -25,6 +25,7 @@ impl ContextSource for NotesContext {
     async fn context(
         &self,
         ctx: &Ctx,
+        _account: Option<&steward_harness::Profile>,
         channel: &ChannelName,
         active: Option<&str>,
     ) -> Result<String, ServiceError> {

@@ -42,6 +42,7 @@ impl ContextSource for TinyContext {
     async fn context(
         &self,
         ctx: &Ctx,
+        _account: Option<&steward_harness::Profile>,
         channel: &steward_harness::ChannelName,
         _active: Option<&str>,
     ) -> Result<String, ServiceError> {

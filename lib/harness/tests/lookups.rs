@@ -1,0 +1,209 @@
+//! What one write call reads before it runs, and what it still catches without reading again.
+//!
+//! The gate looks up the call's stored effect and the registry checks the account; the
+//! registry and the audited commit then trust those reads instead of repeating them (each is a
+//! round trip on DynamoDB). What changes in between is caught by the commit's conditions: an
+//! account paused while the tool runs is refused, and a copy of the call that commits first is
+//! replayed, on both backends.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::json;
+use steward_harness::gate::{self, GateOutcome, Surface};
+use steward_harness::{Actor, Ctx, ToolErrorKind, ToolOutcome, ToolUseId, UserId, accounts, keys};
+use steward_store::{Item, Page, Query, StoreError, Table, WriteOp};
+
+use support::notes::{self, Calls};
+use support::{World, effect};
+
+/// What happens once, just before the first write that stores an effect (the call's commit).
+type BeforeCommit =
+    Box<dyn FnOnce(Arc<dyn Table>) -> futures::future::BoxFuture<'static, ()> + Send>;
+
+/// Passes everything through, counting the reads of each sort key, and runs `before_commit`
+/// (on the inner table) just before the first write that stores an effect.
+struct Watched {
+    inner: Arc<dyn Table>,
+    gets: Mutex<HashMap<String, usize>>,
+    before_commit: Mutex<Option<BeforeCommit>>,
+}
+
+impl Watched {
+    fn new(inner: Arc<dyn Table>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            gets: Mutex::new(HashMap::new()),
+            before_commit: Mutex::new(None),
+        })
+    }
+
+    fn gets_of(&self, sk: &str) -> usize {
+        self.gets.lock().unwrap().get(sk).copied().unwrap_or(0)
+    }
+}
+
+impl std::fmt::Debug for Watched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watched").finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Table for Watched {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        *self.gets.lock().unwrap().entry(sk.to_owned()).or_default() += 1;
+        self.inner.get(pk, sk).await
+    }
+    async fn query(&self, q: &Query) -> Result<Page, StoreError> {
+        self.inner.query(q).await
+    }
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        let commits = ops.iter().any(|op| op.key().1.starts_with("EFFECT#"));
+        if commits {
+            let hook = self.before_commit.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook(Arc::clone(&self.inner)).await;
+            }
+        }
+        self.inner.write(ops).await
+    }
+}
+
+fn ctx_on(table: Arc<dyn Table>, w: &World, user: &UserId) -> Ctx {
+    Ctx::new(table, w.clock_arc(), user.clone(), Actor::Agent)
+}
+
+fn surface() -> Surface {
+    Surface::Chat {
+        conversation: steward_harness::ConversationKey::telegram(42),
+        turn: 1,
+    }
+}
+
+/// Runs `add_note` through the gate as the model's call `tu_1`.
+async fn add_through_gate(
+    table: Arc<dyn Table>,
+    w: &World,
+    user: &UserId,
+    title: &str,
+) -> ToolOutcome {
+    let registry = notes::registry(Arc::new(Calls::default()));
+    let ctx = ctx_on(table, w, user).with_effect(effect("tu_1"));
+    match gate::run(
+        &registry,
+        ctx,
+        &surface(),
+        "add_note",
+        json!({"title": title}),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    {
+        GateOutcome::Ran(outcome) => outcome,
+        other => panic!("add_note is not held: {other:?}"),
+    }
+}
+
+/// The titles of the notes in `dump` (sort key, version, data).
+fn titles(dump: &[(String, u64, serde_json::Value)]) -> Vec<String> {
+    dump.iter()
+        .filter(|(sk, _, _)| sk.starts_with("NOTE#"))
+        .filter_map(|(_, _, data)| {
+            data.get("title")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+async fn a_write_call_reads_its_effect_and_the_account_once(w: World) {
+    let user = w.account("u1").await;
+    let watched = Watched::new(Arc::clone(&w.table));
+    let outcome = add_through_gate(watched.clone(), &w, &user, "Groceries").await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let effect_sk = keys::effect_sk(&ToolUseId::parse("tu_1").unwrap());
+    assert_eq!(watched.gets_of(&effect_sk), 1, "the gate's look-up only");
+    assert_eq!(
+        watched.gets_of(keys::PROFILE_SK),
+        1,
+        "the registry's check only; the commit's condition carries its version"
+    );
+    assert_eq!(titles(&w.dump("USER#u1").await), ["Groceries"]);
+}
+
+async fn an_account_paused_while_the_tool_runs_is_refused_at_commit(w: World) {
+    let user = w.account("u1").await;
+    let watched = Watched::new(Arc::clone(&w.table));
+    let paused_user = user.clone();
+    *watched.before_commit.lock().unwrap() = Some(Box::new(move |inner| {
+        Box::pin(async move {
+            accounts::pause(inner.as_ref(), &paused_user).await.unwrap();
+        })
+    }));
+    let outcome = add_through_gate(watched.clone(), &w, &user, "Groceries").await;
+    let error = outcome.error_ref().expect("refused");
+    assert_eq!(error.kind, ToolErrorKind::Forbidden, "{error:?}");
+    assert!(
+        error.message.contains(accounts::PAUSED_REASON),
+        "{}",
+        error.message
+    );
+    assert!(
+        titles(&w.dump("USER#u1").await).is_empty(),
+        "nothing written"
+    );
+    assert_eq!(
+        watched.gets_of(keys::PROFILE_SK),
+        2,
+        "read again once the condition on the old version failed"
+    );
+}
+
+async fn a_copy_that_commits_while_the_tool_runs_is_replayed(w: World) {
+    let user = w.account("u1").await;
+    let watched = Watched::new(Arc::clone(&w.table));
+    let (copy_user, copy_clock) = (user.clone(), w.clock_arc());
+    *watched.before_commit.lock().unwrap() = Some(Box::new(move |inner| {
+        Box::pin(async move {
+            // The same call (same effect key) delivered twice: the copy commits first, with
+            // its own title, so the replay shows whose result came back.
+            let registry = notes::registry(Arc::new(Calls::default()));
+            let ctx =
+                Ctx::new(inner, copy_clock, copy_user, Actor::Agent).with_effect(effect("tu_1"));
+            let first = registry
+                .call(ctx, "add_note", json!({"title": "From the copy"}))
+                .await
+                .unwrap();
+            assert!(first.is_ok(), "{first:?}");
+        })
+    }));
+    let outcome = add_through_gate(watched.clone(), &w, &user, "Groceries").await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let copy_text = format!("{outcome:?}");
+    assert!(
+        copy_text.contains("From the copy"),
+        "the stored result: {copy_text}"
+    );
+    assert_eq!(
+        titles(&w.dump("USER#u1").await),
+        ["From the copy"],
+        "one note"
+    );
+}
+
+async fn world(backend: steward_store::testing::Backend) -> Option<World> {
+    World::on(backend).await
+}
+
+steward_store::backend_tests!(setup = world;
+    a_write_call_reads_its_effect_and_the_account_once,
+    an_account_paused_while_the_tool_runs_is_refused_at_commit,
+    a_copy_that_commits_while_the_tool_runs_is_replayed,
+);
