@@ -206,10 +206,40 @@ pub async fn claim(
     now_ms: i64,
     messages_per_hour: u32,
 ) -> Result<Claim, StoreError> {
+    claim_from(
+        table,
+        key,
+        channel,
+        user,
+        message_id,
+        now_ms,
+        messages_per_hour,
+        None,
+    )
+    .await
+}
+
+/// [`claim`], where `read` is the conversation record as the caller just read it, if it did:
+/// the first attempt starts from it instead of reading again. The claim's write is conditioned
+/// on that version, so a record changed since fails it, and the next attempt reads afresh.
+#[allow(clippy::too_many_arguments)]
+pub async fn claim_from(
+    table: &dyn Table,
+    key: &ConversationKey,
+    channel: &ChannelName,
+    user: Option<&UserId>,
+    message_id: &str,
+    now_ms: i64,
+    messages_per_hour: u32,
+    mut read: Option<Conversation>,
+) -> Result<Claim, StoreError> {
     let pk = keys::conversation_pk(key);
     let inbox_sk = keys::inbox_sk(message_id);
     for _ in 0..CLAIM_RETRIES_MAX {
-        let conv = load(table, key, channel).await?;
+        let conv = match read.take().filter(|c| &c.key == key) {
+            Some(conv) => conv,
+            None => load(table, key, channel).await?,
+        };
         if let (Some(owner), Some(user)) = (&conv.meta.user, user)
             && owner != user
         {

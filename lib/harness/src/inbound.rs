@@ -33,7 +33,7 @@ use steward_store::{Item, Query, StoreError, Table, WriteOp};
 
 use crate::approval_chat::{self, ApprovalMessage};
 use crate::attachments::Attachment;
-use crate::conversation::{self, Claim, InboxRecord};
+use crate::conversation::{self, Claim, Conversation, InboxRecord};
 use crate::identity::{self, IdentityRecord};
 use crate::ids::{ChannelIdentity, ChannelName, ConversationKey, ExternalId, IdError, UserId};
 use crate::keys;
@@ -182,9 +182,10 @@ pub async fn handle_inbound(
     }
     let table = agent.table().as_ref();
     let user = known_user(table, message, &parts.identity).await?;
+    let mut conv = None;
     if let Some(user) = &user {
-        let conv = conversation::load(table, &parts.key, &parts.channel).await?;
-        if !conversation::may_write(&conv, user) {
+        let read = conversation::load(table, &parts.key, &parts.channel).await?;
+        if !conversation::may_write(&read, user) {
             tracing::warn!(
                 conversation = %parts.key,
                 %user,
@@ -194,6 +195,7 @@ pub async fn handle_inbound(
                 reason: "the conversation belongs to another user",
             });
         }
+        conv = Some(read);
     }
     let media = media_answer(message);
     // A photo or PDF is read by the model: fetched inside a known user's turn, after the claim
@@ -217,6 +219,7 @@ pub async fn handle_inbound(
         links,
         parts,
         user,
+        conv,
         notice: match media {
             Some(MediaAnswer::BeforeReply(line)) => Some(line),
             _ => None,
@@ -408,6 +411,9 @@ struct Inbound<'a> {
     parts: Parts,
     /// The sender's account, when known.
     user: Option<UserId>,
+    /// The conversation record as read for the owner check (a known user only); the claim
+    /// starts from it.
+    conv: Option<Conversation>,
     /// The line put before the reply to a captioned attachment that was not read.
     notice: Option<&'static str>,
     /// The photo or PDF the turn fetches for the model, if any.
@@ -441,8 +447,13 @@ impl Inbound<'_> {
             self.sender,
             outbox.recipient(),
             self.message.message_ref.as_deref(),
-            self.agent
-                .handle_message(&input, self.notice, self.attachment.as_ref(), &outbox),
+            self.agent.handle_message_read(
+                &input,
+                self.notice,
+                self.attachment.as_ref(),
+                &outbox,
+                self.conv.clone(),
+            ),
         )
         .await?;
         Ok(match outcome {
@@ -461,7 +472,7 @@ impl Inbound<'_> {
         let table = self.table();
         let key = &self.parts.key;
         let message_id = &self.message.provider_message_id;
-        let claim = conversation::claim(
+        let claim = conversation::claim_from(
             table,
             key,
             &self.parts.channel,
@@ -469,6 +480,7 @@ impl Inbound<'_> {
             message_id,
             self.agent.clock().now_millis(),
             self.agent.limits().messages_per_hour,
+            self.conv.clone(),
         )
         .await?;
         let Claim::Turn {

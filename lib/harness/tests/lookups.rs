@@ -1,10 +1,12 @@
-//! What one write call reads before it runs, and what it still catches without reading again.
+//! What a write call and a claim read before they write, and what they still catch without
+//! reading again.
 //!
 //! The gate looks up the call's stored effect and the registry checks the account; the
 //! registry and the audited commit then trust those reads instead of repeating them (each is a
 //! round trip on DynamoDB). What changes in between is caught by the commit's conditions: an
 //! account paused while the tool runs is refused, and a copy of the call that commits first is
-//! replayed, on both backends.
+//! replayed, on both backends. A claim likewise starts from the conversation record its caller
+//! read, and a record changed since fails its versioned write and is read again.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -15,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::json;
+use steward_harness::conversation::{self, Claim};
 use steward_harness::gate::{self, GateOutcome, Surface};
 use steward_harness::{Actor, Ctx, ToolErrorKind, ToolOutcome, ToolUseId, UserId, accounts, keys};
 use steward_store::{Item, Page, Query, StoreError, Table, WriteOp};
@@ -198,6 +201,59 @@ async fn a_copy_that_commits_while_the_tool_runs_is_replayed(w: World) {
     );
 }
 
+async fn a_claim_starts_from_the_record_its_caller_read(w: World) {
+    let user = w.account("u1").await;
+    let key = steward_harness::ConversationKey::telegram(42);
+    let channel = steward_harness::ChannelName::parse("tg").unwrap();
+    let watched = Watched::new(Arc::clone(&w.table));
+    let claim = |read, message: &'static str| {
+        let (watched, key, channel, user) =
+            (watched.clone(), key.clone(), channel.clone(), user.clone());
+        async move {
+            conversation::claim_from(
+                watched.as_ref(),
+                &key,
+                &channel,
+                Some(&user),
+                message,
+                0,
+                100,
+                read,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let turn_of = |claim: Claim| match claim {
+        Claim::Turn {
+            turn,
+            resumed: false,
+            ..
+        } => turn,
+        other => panic!("a new turn: {other:?}"),
+    };
+
+    let first = conversation::load(w.table.as_ref(), &key, &channel)
+        .await
+        .unwrap();
+    assert_eq!(turn_of(claim(Some(first.clone()), "m1").await), 1);
+    assert_eq!(
+        watched.gets_of(keys::CONVERSATION_META_SK),
+        0,
+        "started from the caller's read"
+    );
+
+    // `first` is now stale (the claim saved the record): the versioned write fails and the
+    // claim reads the record again, then takes the next turn.
+    assert_eq!(turn_of(claim(Some(first), "m2").await), 2);
+    assert_eq!(
+        watched.gets_of(keys::CONVERSATION_META_SK),
+        1,
+        "read again once"
+    );
+    assert_eq!(turn_of(claim(None, "m3").await), 3);
+}
+
 async fn world(backend: steward_store::testing::Backend) -> Option<World> {
     World::on(backend).await
 }
@@ -206,4 +262,5 @@ steward_store::backend_tests!(setup = world;
     a_write_call_reads_its_effect_and_the_account_once,
     an_account_paused_while_the_tool_runs_is_refused_at_commit,
     a_copy_that_commits_while_the_tool_runs_is_replayed,
+    a_claim_starts_from_the_record_its_caller_read,
 );

@@ -331,9 +331,23 @@ impl Agent {
         attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
     ) -> Result<TurnOutcome, TurnError> {
+        self.handle_message_read(input, notice, attachment, outbox, None)
+            .await
+    }
+
+    /// [`Agent::handle_message`], with the conversation record as the caller just read it
+    /// (the claim starts from it; see [`conversation::claim`]).
+    pub(crate) async fn handle_message_read(
+        &self,
+        input: &TurnInput,
+        notice: Option<&str>,
+        attachment: Option<&Attachment>,
+        outbox: &dyn Outbox,
+        read: Option<Conversation>,
+    ) -> Result<TurnOutcome, TurnError> {
         let tally = TurnTally::start();
         let now = self.clock.now_millis();
-        let claim = conversation::claim(
+        let claim = conversation::claim_from(
             self.table.as_ref(),
             &input.conversation,
             &input.channel,
@@ -341,6 +355,7 @@ impl Agent {
             &input.message_id,
             now,
             self.limits.messages_per_hour,
+            read,
         )
         .await?;
         let Claim::Turn {
