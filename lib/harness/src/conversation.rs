@@ -174,8 +174,33 @@ pub async fn update(
     channel: &ChannelName,
     change: impl Fn(&mut ConversationMeta),
 ) -> Result<Conversation, StoreError> {
+    update_inner(table, key, channel, None, change).await
+}
+
+/// [`update`] of the record read as `read` (the turn's own copy): the first attempt starts
+/// from it instead of reading again; its write is conditioned on that version, so a record
+/// changed since fails it and the next attempt reads afresh.
+pub async fn update_from(
+    table: &dyn Table,
+    read: &Conversation,
+    change: impl Fn(&mut ConversationMeta),
+) -> Result<Conversation, StoreError> {
+    let (key, channel) = (&read.key, &read.meta.channel);
+    update_inner(table, key, channel, Some(read.clone()), change).await
+}
+
+async fn update_inner(
+    table: &dyn Table,
+    key: &ConversationKey,
+    channel: &ChannelName,
+    mut read: Option<Conversation>,
+    change: impl Fn(&mut ConversationMeta),
+) -> Result<Conversation, StoreError> {
     for _ in 0..CLAIM_RETRIES_MAX {
-        let conv = load(table, key, channel).await?;
+        let conv = match read.take() {
+            Some(conv) => conv,
+            None => load(table, key, channel).await?,
+        };
         let mut meta = conv.meta.clone();
         change(&mut meta);
         match table.write(vec![save_op(&conv, &meta)?]).await {

@@ -5,8 +5,8 @@
 //! registry and the audited commit then trust those reads instead of repeating them (each is a
 //! round trip on DynamoDB). What changes in between is caught by the commit's conditions: an
 //! account paused while the tool runs is refused, and a copy of the call that commits first is
-//! replayed, on both backends. A claim likewise starts from the conversation record its caller
-//! read, and a record changed since fails its versioned write and is read again.
+//! replayed, on both backends. A claim and an update likewise start from the conversation record
+//! their caller read, and a record changed since fails the versioned write and is read again.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -201,7 +201,7 @@ async fn a_copy_that_commits_while_the_tool_runs_is_replayed(w: World) {
     );
 }
 
-async fn a_claim_starts_from_the_record_its_caller_read(w: World) {
+async fn a_claim_and_an_update_start_from_the_record_their_caller_read(w: World) {
     let user = w.account("u1").await;
     let key = steward_harness::ConversationKey::telegram(42);
     let channel = steward_harness::ChannelName::parse("tg").unwrap();
@@ -252,6 +252,35 @@ async fn a_claim_starts_from_the_record_its_caller_read(w: World) {
         "read again once"
     );
     assert_eq!(turn_of(claim(None, "m3").await), 3);
+    assert_eq!(watched.gets_of(keys::CONVERSATION_META_SK), 2, "no record given: read");
+
+    // An update (the active record a tool set) starts from the turn's copy of the record the
+    // same way, and reads again only when that copy is stale.
+    let now = conversation::load(w.table.as_ref(), &key, &channel)
+        .await
+        .unwrap();
+    let focused = conversation::update_from(watched.as_ref(), &now, |m| {
+        m.active_record = Some("e_1".into());
+    })
+    .await
+    .unwrap();
+    assert_eq!(watched.gets_of(keys::CONVERSATION_META_SK), 2, "no read");
+    let refocused = conversation::update_from(watched.as_ref(), &now, |m| {
+        m.active_record = Some("e_2".into());
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        watched.gets_of(keys::CONVERSATION_META_SK),
+        3,
+        "the stale copy read again"
+    );
+    assert_eq!(refocused.version, focused.version + 1);
+    let stored = conversation::load(w.table.as_ref(), &key, &channel)
+        .await
+        .unwrap();
+    assert_eq!(stored.meta.active_record.as_deref(), Some("e_2"));
+    assert_eq!(stored.meta.turns, 3, "the claims' counts kept");
 }
 
 async fn world(backend: steward_store::testing::Backend) -> Option<World> {
@@ -262,5 +291,5 @@ steward_store::backend_tests!(setup = world;
     a_write_call_reads_its_effect_and_the_account_once,
     an_account_paused_while_the_tool_runs_is_refused_at_commit,
     a_copy_that_commits_while_the_tool_runs_is_replayed,
-    a_claim_starts_from_the_record_its_caller_read,
+    a_claim_and_an_update_start_from_the_record_their_caller_read,
 );

@@ -82,12 +82,9 @@ impl Agent {
                 }) if !retried => {
                     tracing::warn!(%message, "replayed reasoning rejected; stripping reasoning from earlier rows and retrying once");
                     let floor = floor_at.to_owned();
-                    if let Ok(updated) = conversation::update(
-                        self.table.as_ref(),
-                        &conv.key,
-                        &conv.meta.channel,
-                        |m| m.reasoning_floor = Some(floor.clone()),
-                    )
+                    if let Ok(updated) = conversation::update_from(self.table.as_ref(), conv, |m| {
+                        m.reasoning_floor = Some(floor.clone())
+                    })
                     .await
                     {
                         *conv = updated;

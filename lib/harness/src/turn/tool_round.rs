@@ -79,7 +79,7 @@ impl ModelRun<'_> {
                 }
                 Ok(ChatToolCall::SetActiveRecord(id)) => {
                     let focus = id.clone();
-                    self.conv = conversation::update(table, &key, &self.input.channel, |m| {
+                    self.conv = conversation::update_from(table, &self.conv, |m| {
                         m.active_record = Some(focus.clone());
                     })
                     .await?;
@@ -199,7 +199,7 @@ impl ModelRun<'_> {
                 .and_then(Value::as_str)
         {
             let focus = id.to_owned();
-            self.conv = conversation::update(table, &key, &self.input.channel, |m| {
+            self.conv = conversation::update_from(table, &self.conv, |m| {
                 m.active_record = Some(focus.clone());
             })
             .await?;
