@@ -10,6 +10,7 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod chat;
 mod support;
 
 use std::collections::HashMap;
@@ -252,7 +253,11 @@ async fn a_claim_and_an_update_start_from_the_record_their_caller_read(w: World)
         "read again once"
     );
     assert_eq!(turn_of(claim(None, "m3").await), 3);
-    assert_eq!(watched.gets_of(keys::CONVERSATION_META_SK), 2, "no record given: read");
+    assert_eq!(
+        watched.gets_of(keys::CONVERSATION_META_SK),
+        2,
+        "no record given: read"
+    );
 
     // An update (the active record a tool set) starts from the turn's copy of the record the
     // same way, and reads again only when that copy is stale.
@@ -283,6 +288,43 @@ async fn a_claim_and_an_update_start_from_the_record_their_caller_read(w: World)
     assert_eq!(stored.meta.turns, 3, "the claims' counts kept");
 }
 
+/// A whole turn with a write (a fresh claim, one tool call, a reply): the records looked up
+/// once each, and the stored reply, which only a resumed claim can have, not at all.
+async fn a_fresh_turn_reads_what_it_needs_once(w: World) {
+    let watched = Watched::new(Arc::clone(&w.table));
+    let world = World {
+        table: watched.clone(),
+        clock: w.clock.clone(),
+    };
+    let r = chat::rig::Rig::build(world, chat::rig::RigOptions::default()).await;
+    r.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::tool_use(
+            "tu_1",
+            "add_note",
+            json!({"title": "Groceries"}),
+        )],
+        steward_llm::StopReason::ToolUse,
+    )));
+    r.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![steward_llm::ContentBlock::text("Added \"Groceries\".")],
+        steward_llm::StopReason::EndTurn,
+    )));
+    let before = watched.gets.lock().unwrap().clone();
+    let outcome = r.say("m1", "add a groceries note").await;
+    assert_eq!(chat::rig::Rig::text(&outcome), "Added \"Groceries\".");
+    let read = |sk: &str| watched.gets_of(sk) - before.get(sk).copied().unwrap_or(0);
+    let seen_reply = keys::seen_sk(1, steward_harness::transcript::SEEN_REPLY);
+    assert_eq!(read(&seen_reply), 0, "a fresh claim has no stored reply");
+    assert_eq!(read(keys::CONVERSATION_META_SK), 1, "the claim's read");
+    assert_eq!(
+        read(keys::PROFILE_SK),
+        2,
+        "the turn's start (also for the context block) and the registry's check"
+    );
+    let effect_sk = keys::effect_sk(&ToolUseId::parse("tu_1").unwrap());
+    assert_eq!(read(&effect_sk), 1, "the gate's look-up");
+}
+
 async fn world(backend: steward_store::testing::Backend) -> Option<World> {
     World::on(backend).await
 }
@@ -292,4 +334,5 @@ steward_store::backend_tests!(setup = world;
     an_account_paused_while_the_tool_runs_is_refused_at_commit,
     a_copy_that_commits_while_the_tool_runs_is_replayed,
     a_claim_and_an_update_start_from_the_record_their_caller_read,
+    a_fresh_turn_reads_what_it_needs_once,
 );

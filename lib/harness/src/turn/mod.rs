@@ -377,6 +377,7 @@ impl Agent {
                 attachment,
                 outbox,
                 turn,
+                resumed,
                 capped,
                 conversation,
                 action,
@@ -401,6 +402,7 @@ impl Agent {
         attachment: Option<&Attachment>,
         outbox: &dyn Outbox,
         turn: u64,
+        resumed: bool,
         capped: bool,
         conv: Conversation,
         action: ActionId,
@@ -424,8 +426,17 @@ impl Agent {
         )
         .await?;
 
-        // A reply already recorded by an earlier attempt: send it again, nothing else.
-        let reply = match transcript::get_seen(table, key, turn, transcript::SEEN_REPLY).await? {
+        // A reply already recorded by an earlier attempt: send it again, nothing else. Only a
+        // resumed claim can have one: a fresh claim made this turn just now. (A copy of the
+        // same delivery racing this attempt resumes the claim; the reply row is written
+        // put-if-absent, so both send the words stored first, and the sent-parts ledger
+        // spares the parts one of them has already delivered.)
+        let recorded = if resumed {
+            transcript::get_seen(table, key, turn, transcript::SEEN_REPLY).await?
+        } else {
+            None
+        };
+        let reply = match recorded {
             Some(seen) => ShapedReply {
                 text: seen.text,
                 buttons: seen.buttons,
