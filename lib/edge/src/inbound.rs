@@ -8,11 +8,19 @@ use steward_store::{QueueError, TurnQueue};
 
 /// Enqueues one message: group = conversation key, dedupe id = the provider's message id,
 /// with the trace context of the current span (the request's), so the turn continues its trace.
+///
+/// A provider's retry the queue already knows it took is answered at once, before the body is
+/// built ([`TurnQueue::known_duplicate`]).
 pub async fn enqueue(queue: &dyn TurnQueue, message: &InboundMessage) -> Result<(), QueueError> {
+    let group = message.conversation_key();
+    if queue.known_duplicate(&group, &message.provider_message_id) {
+        tracing::debug!(message = %message.provider_message_id, "duplicate message dropped");
+        return Ok(());
+    }
     let body = serde_json::to_string(message).map_err(|e| QueueError::Invalid(e.to_string()))?;
     queue
         .enqueue_traced(
-            &message.conversation_key(),
+            &group,
             &message.provider_message_id,
             &body,
             &crate::telemetry::current_trace_context(),

@@ -179,15 +179,23 @@ async fn a_repeated_dedupe_id_within_five_minutes_is_dropped() {
     let q = InProcessQueue::start_with_clock(table, rec.clone(), fast(), Arc::new(clock.clone()))
         .await
         .unwrap();
+    assert!(!q.known_duplicate("c", "wamid.1"), "nothing taken yet");
     q.enqueue("c", "wamid.1", "first").await.unwrap();
+    // Known from memory once taken, so a caller can answer a retry before building its body;
+    // only for that group and id.
+    assert!(q.known_duplicate("c", "wamid.1"));
+    assert!(!q.known_duplicate("c", "wamid.2"));
+    assert!(!q.known_duplicate("d", "wamid.1"));
     q.enqueue("c", "wamid.1", "first again").await.unwrap();
     clock.advance_millis(4 * 60 * 1000);
+    assert!(q.known_duplicate("c", "wamid.1"), "still inside the window");
     q.enqueue("c", "wamid.1", "still inside the window")
         .await
         .unwrap();
     q.enqueue("c", "wamid.2", "second").await.unwrap();
     wait_until("two handled", || rec.done_in("c").len() == 2).await;
     clock.advance_millis(2 * 60 * 1000);
+    assert!(!q.known_duplicate("c", "wamid.1"), "the window closed");
     q.enqueue("c", "wamid.1", "after the window").await.unwrap();
     wait_until("three handled", || rec.done_in("c").len() == 3).await;
     tokio::time::sleep(Duration::from_millis(50)).await;

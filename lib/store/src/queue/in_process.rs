@@ -618,6 +618,13 @@ impl InProcessQueue {
     }
 }
 
+impl InProcessQueue {
+    /// Whether `dedupe` is among the keys this process took lately, its window still open.
+    fn taken_lately(&self, dedupe: &DedupeKey) -> bool {
+        lock(&self.inner.recent).contains(dedupe, self.inner.clock.now_secs())
+    }
+}
+
 #[async_trait::async_trait]
 impl TurnQueue for InProcessQueue {
     async fn enqueue(&self, group: &str, dedupe_id: &str, body: &str) -> Result<(), QueueError> {
@@ -639,7 +646,7 @@ impl TurnQueue for InProcessQueue {
         let dedupe = dedupe_key(group, dedupe_id);
         // A provider's retry of a message this process took lately: answered from memory,
         // without the table or the enqueue lock.
-        if lock(&self.inner.recent).contains(&dedupe, self.inner.clock.now_secs()) {
+        if self.taken_lately(&dedupe) {
             tracing::debug!(dedupe_id, "duplicate message dropped");
             return Ok(());
         }
@@ -681,6 +688,10 @@ impl TurnQueue for InProcessQueue {
             }
             self.write_batch(&mut workers, batch).await;
         }
+    }
+
+    fn known_duplicate(&self, group: &str, dedupe_id: &str) -> bool {
+        self.taken_lately(&dedupe_key(group, dedupe_id))
     }
 }
 

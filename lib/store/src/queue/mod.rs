@@ -57,6 +57,16 @@ pub trait TurnQueue: Send + Sync + std::fmt::Debug + 'static {
         let _ = trace;
         self.enqueue(group, dedupe_id, body).await
     }
+
+    /// Whether this queue knows, without asking its store, that `dedupe_id` of `group` was
+    /// accepted within the dedupe window: an enqueue of it now would be accepted and dropped.
+    /// Lets a caller answer a provider's retry before building the body. `false` means only
+    /// "not known here" (the enqueue's own deduplication still applies); the default knows
+    /// nothing.
+    fn known_duplicate(&self, group: &str, dedupe_id: &str) -> bool {
+        let _ = (group, dedupe_id);
+        false
+    }
 }
 
 /// What both adapters refuse before enqueuing: an empty group or deduplication id, or a body
