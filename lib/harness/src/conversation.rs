@@ -123,7 +123,18 @@ pub enum Claim {
         conversation: Conversation,
         /// The turn's request id: the action id of every change it makes.
         action: ActionId,
+        /// The message's inbox record as the claim left it, for [`finish_claimed`].
+        inbox: Box<ClaimedInbox>,
     },
+}
+
+/// A claimed message's `INBOX#<id>` record as the claim wrote or read it: what
+/// [`finish_claimed`] marks done without reading it again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedInbox {
+    record: InboxRecord,
+    version: u64,
+    ttl: Option<i64>,
 }
 
 /// Reads the conversation record (a fresh one, unsaved, when there is none).
@@ -290,6 +301,11 @@ pub async fn claim_from(
                     action: inbox
                         .action
                         .unwrap_or_else(|| ActionId::generate_at(inbox.received_ms)),
+                    inbox: Box::new(ClaimedInbox {
+                        record: inbox,
+                        version: item.version,
+                        ttl: item.ttl,
+                    }),
                 }
             });
         }
@@ -317,6 +333,11 @@ pub async fn claim_from(
         let inbox_item = Item::from_value(&pk, &inbox_sk, &inbox)
             .map_err(|e| StoreError::Backend(e.to_string()))?
             .with_ttl(now_ms.div_euclid(1000) + INBOX_TTL_SECS);
+        let claimed = ClaimedInbox {
+            record: inbox,
+            version: inbox_item.version,
+            ttl: inbox_item.ttl,
+        };
         let ops = vec![WriteOp::put_if_absent(inbox_item), save_op(&conv, &meta)?];
         match table.write(ops).await {
             Ok(()) => {
@@ -330,6 +351,7 @@ pub async fn claim_from(
                         version: conv.version + 1,
                     },
                     action,
+                    inbox: Box::new(claimed),
                 });
             }
             // Someone claimed the message, or changed the conversation, in between: look again.
@@ -392,19 +414,42 @@ pub async fn finish(
     let Some(item) = table.get(&pk, &sk).await? else {
         return Ok(());
     };
-    let mut inbox: InboxRecord = item
+    let record: InboxRecord = item
         .parse()
         .map_err(|e| StoreError::Backend(format!("corrupt inbox record: {e}")))?;
-    if inbox.done {
+    let claimed = ClaimedInbox {
+        record,
+        version: item.version,
+        ttl: item.ttl,
+    };
+    finish_claimed(table, key, message_id, &claimed).await
+}
+
+/// [`finish`] from the inbox record as the claim left it, without reading it again. Only the
+/// claim writes the record and only finishing changes it, so the claim's copy is current
+/// unless a copy of the same delivery finished first; then the versioned write fails and
+/// there is nothing left to do, as when the record has expired.
+pub async fn finish_claimed(
+    table: &dyn Table,
+    key: &ConversationKey,
+    message_id: &str,
+    claimed: &ClaimedInbox,
+) -> Result<(), StoreError> {
+    if claimed.record.done {
         return Ok(());
     }
-    inbox.done = true;
-    let mut next = Item::from_value(&pk, &sk, &inbox)
+    let pk = keys::conversation_pk(key);
+    let sk = keys::inbox_sk(message_id);
+    let done = InboxRecord {
+        done: true,
+        ..claimed.record.clone()
+    };
+    let mut next = Item::from_value(&pk, &sk, &done)
         .map_err(|e| StoreError::Backend(e.to_string()))?
-        .with_version(item.version + 1);
-    next.ttl = item.ttl;
+        .with_version(claimed.version + 1);
+    next.ttl = claimed.ttl;
     match table
-        .write(vec![WriteOp::put_if_version(next, item.version)])
+        .write(vec![WriteOp::put_if_version(next, claimed.version)])
         .await
     {
         Ok(()) | Err(StoreError::ConditionFailed { .. }) => Ok(()),

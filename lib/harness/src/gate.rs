@@ -497,14 +497,6 @@ async fn run_validated(
     name: &str,
     args: Value,
 ) -> Result<(GateOutcome, Passage), StoreError> {
-    let call = |ctx: Ctx, args: Value| async move {
-        match registry.call(ctx, name, args).await {
-            Ok(outcome) => outcome,
-            Err(unknown) => {
-                ToolOutcome::error(ToolErrorKind::InvalidArguments, unknown.to_string())
-            }
-        }
-    };
     let Some(tool) = registry.get(name) else {
         return Ok((
             GateOutcome::Ran(ToolOutcome::error(
@@ -517,6 +509,8 @@ async fn run_validated(
             Passage::Refused,
         ));
     };
+    // `args` were validated by `run_noting`: the registry runs them without validating again.
+    let call = |ctx: Ctx, args: Value| registry.call_validated(ctx, tool, name, args);
     // A call that already committed (a crash after its transaction) is replayed by the
     // registry from its stored effect; the gate must not see its spent confirmation.
     if let Some(effect) = ctx.effect()

@@ -172,19 +172,31 @@ impl Registry {
             Ok(args) => args,
             Err(msg) => return Ok(ToolOutcome::error(ToolErrorKind::InvalidArguments, msg)),
         };
+        Ok(self.call_validated(ctx, tool, name, args).await)
+    }
+
+    /// [`Registry::call`] from step 2 on, for arguments `tool.validate` already accepted (the
+    /// gate validates before it decides, and its answer is what runs).
+    pub(crate) async fn call_validated(
+        &self,
+        ctx: Ctx,
+        tool: &ToolDef,
+        name: &str,
+        args: Value,
+    ) -> ToolOutcome {
         let ctx = if tool.is_read_only() {
             ctx
         } else {
             match self.pre_write_checks(&ctx).await {
                 Ok(Ok(version)) => ctx.with_writable_account(version),
-                Ok(Err(replayed)) => return Ok(replayed),
-                Err(e) => return Ok(service_failure(&ctx, name, &e)),
+                Ok(Err(replayed)) => return replayed,
+                Err(e) => return service_failure(&ctx, name, &e),
             }
         };
         let run = AssertUnwindSafe(tool.run(ctx.clone(), args))
             .catch_unwind()
             .await;
-        Ok(match run {
+        match run {
             Ok(Ok(result)) => ToolOutcome::Ok(result),
             Ok(Err(HandlerError::Arguments(msg))) => ToolOutcome::error(
                 ToolErrorKind::InvalidArguments,
@@ -198,7 +210,7 @@ impl Registry {
                     && e.is_expected()
                     && let Ok(Some(replayed)) = self.stored_outcome(&ctx).await
                 {
-                    return Ok(replayed);
+                    return replayed;
                 }
                 service_failure(&ctx, name, &e)
             }
@@ -217,7 +229,7 @@ impl Registry {
                 );
                 ToolOutcome::internal(ctx.action())
             }
-        })
+        }
     }
 
     /// For a write tool: the stored outcome when this call already committed (not looked up

@@ -20,7 +20,9 @@ use async_trait::async_trait;
 use serde_json::json;
 use steward_harness::conversation::{self, Claim};
 use steward_harness::gate::{self, GateOutcome, Surface};
-use steward_harness::{Actor, Ctx, ToolErrorKind, ToolOutcome, ToolUseId, UserId, accounts, keys};
+use steward_harness::{
+    Actor, Ctx, ToolErrorKind, ToolOutcome, ToolUseId, TurnOutcome, UserId, accounts, keys,
+};
 use steward_store::{Item, Page, Query, StoreError, Table, WriteOp};
 
 use support::notes::{self, Calls};
@@ -323,6 +325,61 @@ async fn a_fresh_turn_reads_what_it_needs_once(w: World) {
     );
     let effect_sk = keys::effect_sk(&ToolUseId::parse("tu_1").unwrap());
     assert_eq!(read(&effect_sk), 1, "the gate's look-up");
+    assert_eq!(
+        read(&keys::inbox_sk("m1")),
+        1,
+        "the claim's look-up; finishing starts from the record the claim wrote"
+    );
+    assert!(matches!(
+        r.say("m1", "add a groceries note").await,
+        TurnOutcome::Duplicate
+    ));
+}
+
+/// Finishing from the claim's copy of the inbox record marks it done once; a second copy of
+/// the delivery finishing from its own (now stale) copy changes nothing, and a redelivery is a
+/// duplicate.
+async fn a_claimed_message_is_finished_from_the_claims_copy(w: World) {
+    let user = w.account("u1").await;
+    let key = steward_harness::ConversationKey::telegram(42);
+    let channel = steward_harness::ChannelName::parse("tg").unwrap();
+    let now = steward_store::Clock::now_millis(&w.clock);
+    let claim = || {
+        conversation::claim(
+            w.table.as_ref(),
+            &key,
+            &channel,
+            Some(&user),
+            "m1",
+            now,
+            100,
+        )
+    };
+    let Claim::Turn { inbox: first, .. } = claim().await.unwrap() else {
+        panic!("a new turn");
+    };
+    let Claim::Turn {
+        inbox: second,
+        resumed: true,
+        ..
+    } = claim().await.unwrap()
+    else {
+        panic!("the same turn, resumed");
+    };
+    conversation::finish_claimed(w.table.as_ref(), &key, "m1", &first)
+        .await
+        .unwrap();
+    conversation::finish_claimed(w.table.as_ref(), &key, "m1", &second)
+        .await
+        .unwrap();
+    assert!(matches!(claim().await.unwrap(), Claim::Duplicate));
+    let stored = w
+        .table
+        .get(&keys::conversation_pk(&key), &keys::inbox_sk("m1"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.version, 2, "marked done once");
 }
 
 async fn world(backend: steward_store::testing::Backend) -> Option<World> {
@@ -335,4 +392,5 @@ steward_store::backend_tests!(setup = world;
     a_copy_that_commits_while_the_tool_runs_is_replayed,
     a_claim_and_an_update_start_from_the_record_their_caller_read,
     a_fresh_turn_reads_what_it_needs_once,
+    a_claimed_message_is_finished_from_the_claims_copy,
 );

@@ -41,7 +41,7 @@ use self::run::ModelRun;
 use crate::attachments::{Attachment, MediaPorts};
 use crate::budget::{self, Budget};
 use crate::chat_tools::ChatTools;
-use crate::conversation::{self, Claim, Conversation};
+use crate::conversation::{self, Claim, ClaimedInbox, Conversation};
 pub use crate::error::TurnError;
 use crate::history_cache::HistoryCache;
 use crate::ids::{ActionId, ChannelName, ConversationKey, UserId};
@@ -364,6 +364,7 @@ impl Agent {
             capped,
             conversation,
             action,
+            inbox,
         } = claim
         else {
             tracing::info!(conversation = %input.conversation, message = %input.message_id, "duplicate message dropped");
@@ -381,6 +382,7 @@ impl Agent {
                 capped,
                 conversation,
                 action,
+                &inbox,
                 &tally,
             )
             .instrument(span)
@@ -406,6 +408,7 @@ impl Agent {
         capped: bool,
         conv: Conversation,
         action: ActionId,
+        inbox: &ClaimedInbox,
         tally: &TurnTally,
     ) -> Result<TurnOutcome, TurnError> {
         let table = self.table.as_ref();
@@ -493,7 +496,7 @@ impl Agent {
             }
             sent.map_err(TurnError::Send)?;
         }
-        conversation::finish(table, key, &input.message_id).await?;
+        conversation::finish_claimed(table, key, &input.message_id, inbox).await?;
         // Debug, like every per-turn line: a turn's record is its metrics line and the turn
         // inspector; an info line per step was most of the log and a share of a turn's CPU.
         tracing::debug!(
