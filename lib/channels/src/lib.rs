@@ -60,3 +60,25 @@ pub use sender::{
 pub use telegram::{TELEGRAM_API_BASE_DEFAULT, TelegramConfig, TelegramSender};
 pub use web::{WebSender, web_message};
 pub use whatsapp::{WHATSAPP_API_BASE_DEFAULT, WhatsappConfig, WhatsappSender};
+
+/// The provider fixtures of `channel` (`tests/fixtures/<channel>/*.json`), each with its path,
+/// for the parsers' unit tests; at least ten, so a test over them cannot pass on an empty list.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn fixture_bodies(channel: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let dir = format!("{}/tests/fixtures/{channel}", env!("CARGO_MANIFEST_DIR"));
+    let bodies: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let body = std::fs::read(&path).unwrap();
+            (path, body)
+        })
+        .collect();
+    assert!(
+        bodies.len() >= 10,
+        "only {} fixtures in {dir}",
+        bodies.len()
+    );
+    bodies
+}

@@ -71,7 +71,7 @@ async fn store_a_turn(db: &Path, user: &UserId) -> ConversationKey {
     let now = clock.now_millis();
     let key = ConversationKey::telegram(42);
     let channel = ChannelName::parse("tg").unwrap();
-    conversation::claim(&table, &key, &channel, Some(user), "m1", now, 100)
+    conversation::claim(&table, &key, &channel, Some(user), "m1", now, 100, None)
         .await
         .unwrap();
     let user_text = transcript::user_turn_text("Notes (2): [\"n1\",\"n2\"]", "tidy my notes");

@@ -233,33 +233,12 @@ async fn update_inner(
 
 /// Claims message `message_id` of conversation `key` for user `user` at `now_ms`, counting
 /// it against `messages_per_hour`: see the module docs.
-pub async fn claim(
-    table: &dyn Table,
-    key: &ConversationKey,
-    channel: &ChannelName,
-    user: Option<&UserId>,
-    message_id: &str,
-    now_ms: i64,
-    messages_per_hour: u32,
-) -> Result<Claim, StoreError> {
-    claim_from(
-        table,
-        key,
-        channel,
-        user,
-        message_id,
-        now_ms,
-        messages_per_hour,
-        None,
-    )
-    .await
-}
-
-/// [`claim`], where `read` is the conversation record as the caller just read it, if it did:
-/// the first attempt starts from it instead of reading again. The claim's write is conditioned
-/// on that version, so a record changed since fails it, and the next attempt reads afresh.
+///
+/// `read` is the conversation record as the caller just read it, if it did: the first attempt
+/// starts from it instead of reading again. The claim's write is conditioned on that version,
+/// so a record changed since fails it, and the next attempt reads afresh.
 #[allow(clippy::too_many_arguments)]
-pub async fn claim_from(
+pub async fn claim(
     table: &dyn Table,
     key: &ConversationKey,
     channel: &ChannelName,

@@ -158,6 +158,7 @@ async fn claim(agent: &Agent, parts: &Parts, message_id: &str) -> Option<u64> {
         message_id,
         agent.clock().now_millis(),
         agent.limits().messages_per_hour,
+        None,
     )
     .await;
     match claimed {

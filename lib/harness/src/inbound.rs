@@ -472,7 +472,7 @@ impl Inbound<'_> {
         let table = self.table();
         let key = &self.parts.key;
         let message_id = &self.message.provider_message_id;
-        let claim = conversation::claim_from(
+        let claim = conversation::claim(
             table,
             key,
             &self.parts.channel,

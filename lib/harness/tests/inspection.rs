@@ -246,7 +246,7 @@ async fn a_conversation_without_an_owner_is_nobodys_to_inspect(r: Rig) {
     let table = r.world.table.as_ref();
     let key = ConversationKey::telegram(-77);
     let channel = steward_harness::ChannelName::parse("tg").unwrap();
-    conversation::claim(table, &key, &channel, None, "g1", 0, 100)
+    conversation::claim(table, &key, &channel, None, "g1", 0, 100, None)
         .await
         .unwrap();
     let refused = inspection::conversation(table, Reader::Person(&r.user), &key).await;
@@ -281,9 +281,18 @@ async fn put_old_row(r: &Rig, turn: u64, step: u32, row: serde_json::Value) {
 async fn rows_written_before_the_notes_still_read(r: Rig) {
     let table = r.world.table.as_ref();
     let channel = steward_harness::ChannelName::parse("tg").unwrap();
-    conversation::claim(table, &r.conv, &channel, Some(&r.user), "old1", 0, 100)
-        .await
-        .unwrap();
+    conversation::claim(
+        table,
+        &r.conv,
+        &channel,
+        Some(&r.user),
+        "old1",
+        0,
+        100,
+        None,
+    )
+    .await
+    .unwrap();
     let user_text = transcript::user_turn_text("Time: long ago", "rename it");
     put_old_row(
         &r,

@@ -213,7 +213,7 @@ async fn a_claim_and_an_update_start_from_the_record_their_caller_read(w: World)
         let (watched, key, channel, user) =
             (watched.clone(), key.clone(), channel.clone(), user.clone());
         async move {
-            conversation::claim_from(
+            conversation::claim(
                 watched.as_ref(),
                 &key,
                 &channel,
@@ -353,6 +353,7 @@ async fn a_claimed_message_is_finished_from_the_claims_copy(w: World) {
             "m1",
             now,
             100,
+            None,
         )
     };
     let Claim::Turn { inbox: first, .. } = claim().await.unwrap() else {

@@ -499,21 +499,12 @@ mod tests {
     /// reading, and both readings give the same messages.
     #[test]
     fn documented_shapes_are_read_in_one_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/whatsapp");
-        let mut seen = 0;
-        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        for (path, body) in crate::fixture_bodies("whatsapp") {
             let notification = serde_json::from_slice::<Notification>(&body);
             assert!(notification.is_ok(), "{path:?}: {notification:?}");
-            assert_eq!(
-                parse_webhook(&body).ok(),
-                parse_webhook_item_by_item(&body).ok(),
-                "{path:?}"
-            );
-            seen += 1;
+            let item_by_item = parse_webhook_item_by_item(&body).ok();
+            assert_eq!(parse_webhook(&body).ok(), item_by_item, "{path:?}");
         }
-        assert!(seen >= 10, "only {seen} fixtures in {dir}");
     }
 
     #[test]

@@ -347,7 +347,7 @@ impl Agent {
     ) -> Result<TurnOutcome, TurnError> {
         let tally = TurnTally::start();
         let now = self.clock.now_millis();
-        let claim = conversation::claim_from(
+        let claim = conversation::claim(
             self.table.as_ref(),
             &input.conversation,
             &input.channel,

@@ -45,6 +45,7 @@ async fn claim(app: &TestApp, key: &ConversationKey, message_id: &str) -> u64 {
         message_id,
         app.clock.now_millis(),
         60,
+        None,
     )
     .await
     .unwrap()

@@ -62,6 +62,7 @@ async fn store_turn(app: &TestApp, user: &UserId, turn: u64, words: &str) -> Con
         &format!("m{turn}"),
         now,
         100,
+        None,
     )
     .await
     .unwrap();
