@@ -11,7 +11,9 @@
 #      no domain, no model client, no SQLite, no maud and no MCP library;
 #      Every function links one HTTP and TLS stack (reqwest on hyper 1, rustls on ring): no
 #      aws-lc (`aws-lc-rs`, `aws-lc-sys`: a second, larger crypto library), no HTTP/2 (`h2`)
-#      and not the AWS SDK's own HTTP client (bench/RESULTS.md);
+#      and not the AWS SDK's own HTTP client; and no general JSON Schema validator (`jsonschema`,
+#      about 2.7 MB of a bootstrap; tool arguments are checked by `steward_harness::arg_schema`;
+#      bench/RESULTS.md);
 #   4. a function's tree enables the MCP conformance fixtures (`steward-mcp/conformance`).
 #
 #   infra/layers.sh            # exit 0 when all hold; otherwise one line per violation
@@ -19,12 +21,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What each function must not link (normal dependencies, whole tree).
-one_stack="aws-lc-rs aws-lc-sys h2 aws-smithy-http-client"
+never_linked="aws-lc-rs aws-lc-sys h2 aws-smithy-http-client jsonschema"
 forbidden_in_tree=(
-  "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken $one_stack"
-  "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken $one_stack"
-  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime jsonwebtoken $one_stack"
-  "steward-fn-web:rusqlite libsqlite3-sys rmcp aws-sdk-bedrockruntime $one_stack"
+  "steward-fn-webhook:steward-harness steward-events steward-llm aws-sdk-bedrockruntime rusqlite libsqlite3-sys maud rmcp aws-sdk-dynamodb jsonwebtoken $never_linked"
+  "steward-fn-agent:rusqlite libsqlite3-sys maud rmcp jsonwebtoken $never_linked"
+  "steward-fn-mcp:rusqlite libsqlite3-sys maud aws-sdk-bedrockruntime jsonwebtoken $never_linked"
+  "steward-fn-web:rusqlite libsqlite3-sys rmcp aws-sdk-bedrockruntime $never_linked"
 )
 
 status=0

@@ -14,7 +14,8 @@
 //! * [`profile`]: the account record and the "may this account write" check under every commit.
 //! * [`accounts`], [`identity`], [`linking`], [`tokens`]: account operations, channel
 //!   identities, one-time linking codes, MCP access tokens.
-//! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`].
+//! * [`tool`], [`outcome`], [`registry`]: [`ToolDef`], [`ToolOutcome`], [`Registry`];
+//!   [`arg_schema`]: a tool's input schema compiled once and every call's arguments held to it.
 //! * [`domain`]: the traits a domain implements.
 //! * [`conversation`]: the conversation record and the claim that starts every turn.
 //! * [`transcript`]: the two transcripts (what the model saw, what the person saw).
@@ -35,6 +36,7 @@
 
 pub mod accounts;
 pub mod approval_chat;
+pub mod arg_schema;
 pub mod attachments;
 pub mod audit;
 pub mod budget;

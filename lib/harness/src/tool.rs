@@ -46,6 +46,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::arg_schema::{ArgSchema, Problem};
 use crate::ctx::Ctx;
 use crate::error::ServiceError;
 
@@ -196,7 +197,7 @@ pub struct ToolDef {
     name: String,
     description: String,
     input_schema: Value,
-    validator: Arc<jsonschema::Validator>,
+    validator: Arc<ArgSchema>,
     declaration: Declaration,
     idempotent: bool,
     focuses: bool,
@@ -309,9 +310,9 @@ impl ToolDef {
             });
         }
         let validator =
-            jsonschema::validator_for(&input_schema).map_err(|e| ToolDefError::Schema {
+            ArgSchema::compile(&input_schema).map_err(|problem| ToolDefError::Schema {
                 name: name.clone(),
-                problem: e.to_string(),
+                problem,
             })?;
         let handler = Arc::new(handler);
         let erased: Handler = Arc::new(move |ctx: Ctx, args: Value| {
@@ -437,8 +438,9 @@ impl ToolDef {
         };
         let problems: Vec<String> = self
             .validator
-            .iter_errors(&args)
-            .map(|e| describe_error(&e))
+            .problems(&args)
+            .into_iter()
+            .map(describe_problem)
             .collect();
         if !problems.is_empty() {
             return Err(format!("Invalid arguments: {}", problems.join("; ")));
@@ -506,35 +508,17 @@ fn strip_closed_objects(value: &mut Value) {
 }
 
 /// "field: problem" for one schema violation, with a dotted path (`sessions.0.title`).
-fn describe_error(error: &jsonschema::ValidationError<'_>) -> String {
-    let mut path: Vec<String> = error
-        .instance_path()
-        .as_str()
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
-        .collect();
-    let problem = match error.kind() {
-        jsonschema::error::ValidationErrorKind::Required { property } => {
-            path.push(
-                property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned),
-            );
-            "required but missing".to_owned()
-        }
-        _ => error.to_string(),
-    };
+fn describe_problem(Problem { path, message }: Problem) -> String {
     let field = if path.is_empty() {
         "(arguments)".to_owned()
     } else {
         path.join(".")
     };
-    let problem = if problem.chars().count() > FIELD_PROBLEM_CHARS_MAX {
-        let cut: String = problem.chars().take(FIELD_PROBLEM_CHARS_MAX).collect();
+    let problem = if message.chars().count() > FIELD_PROBLEM_CHARS_MAX {
+        let cut: String = message.chars().take(FIELD_PROBLEM_CHARS_MAX).collect();
         format!("{cut}…")
     } else {
-        problem
+        message
     };
     format!("{field}: {problem}")
 }
