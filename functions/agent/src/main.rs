@@ -36,8 +36,12 @@ async fn main() -> anyhow::Result<()> {
     // Log lines, and span export when an OTLP endpoint is set (flushed before each
     // invocation returns).
     let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
-    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
-    let sdk = steward_store::aws::load_sdk_config().await;
+    // The region, credentials and endpoint Lambda gives the function, and explicit timeouts on
+    // every AWS call (`steward_store::aws`).
+    let sdk = or_refuse(
+        FUNCTION,
+        steward_store::aws::lambda_sdk_config().map_err(ConfigError::unusable),
+    );
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &AGENT_SECRETS).await);
     or_refuse(FUNCTION, check_agent_config(&settings));
     or_refuse(

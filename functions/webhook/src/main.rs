@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use steward_edge::config::{self, ENV_QUEUE_URL, Settings};
+use steward_edge::config::{self, ConfigError, ENV_QUEUE_URL, Settings};
 use steward_edge::health;
 use steward_edge::request_log;
 use steward_edge::startup::or_refuse;
@@ -28,8 +28,12 @@ async fn main() -> anyhow::Result<()> {
     // Log lines, and span export when an OTLP endpoint is set (flushed before each
     // invocation returns).
     let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));
-    // DynamoDB and SQS calls get explicit timeouts (`steward_store::aws`).
-    let sdk = steward_store::aws::load_sdk_config().await;
+    // The region, credentials and endpoint Lambda gives the function, and explicit timeouts on
+    // every AWS call (`steward_store::aws`).
+    let sdk = or_refuse(
+        FUNCTION,
+        steward_store::aws::lambda_sdk_config().map_err(ConfigError::unusable),
+    );
     let settings = or_refuse(FUNCTION, Settings::load(&sdk, &WEBHOOK_SECRETS).await);
     or_refuse(FUNCTION, check_webhook_config(&settings));
     let queue = SqsQueue::new(
