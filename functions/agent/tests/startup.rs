@@ -35,3 +35,15 @@ fn the_agent_binary_refuses_an_incoherent_setting() {
         "steward agent refuses to start: STEWARD_MODEL: \"claude-sonnet-4-5\" is not a Bedrock model id;",
     );
 }
+
+/// A function reads its region from the variable Lambda sets; without it the start stops
+/// before any AWS client is built (no profile file or instance metadata is consulted).
+#[test]
+fn the_agent_binary_refuses_to_start_without_a_region() {
+    assert_refuses(
+        BIN,
+        &[("AWS_REGION", "")],
+        EXIT_CONFIG,
+        "steward agent refuses to start: AWS_REGION is not set: Lambda sets it for every function;",
+    );
+}

@@ -32,3 +32,15 @@ fn the_webhook_binary_refuses_an_incoherent_setting() {
         "steward webhook refuses to start: the WhatsApp webhook is half configured: WHATSAPP_VERIFY_TOKEN is not set while WHATSAPP_APP_SECRET is set;",
     );
 }
+
+/// A function reads its region from the variable Lambda sets; without it the start stops
+/// before any AWS client is built (no profile file or instance metadata is consulted).
+#[test]
+fn the_webhook_binary_refuses_to_start_without_a_region() {
+    assert_refuses(
+        BIN,
+        &[("AWS_REGION", "")],
+        EXIT_CONFIG,
+        "steward webhook refuses to start: AWS_REGION is not set: Lambda sets it for every function;",
+    );
+}
