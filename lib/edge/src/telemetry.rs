@@ -35,7 +35,7 @@ use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer
 use steward_store::{TRACEPARENT, TRACESTATE, TraceContext};
 use tracing::{Level, Metadata, Span, Subscriber};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::{EnvFilter, FilterFn};
+use tracing_subscriber::filter::{FilterFn, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::{Layer, Registry};
 
@@ -78,6 +78,19 @@ pub enum TelemetryError {
         variable: &'static str,
         /// Its value.
         value: String,
+    },
+    /// `RUST_LOG` (or the built-in default) is not a list of `target=level` directives.
+    #[error(
+        "{variable} is {value:?}, which is not a log filter: give a level (info) or \
+         comma-separated target=level directives (warn,steward=debug): {problem}"
+    )]
+    LogFilter {
+        /// `RUST_LOG`, or "the default log filter".
+        variable: &'static str,
+        /// What it holds.
+        value: String,
+        /// What the parser said.
+        problem: String,
     },
     /// The exporter refused its configuration (e.g. an endpoint that is not a URL).
     #[error(
@@ -217,8 +230,7 @@ pub fn init(
         }
         None => (None, None),
     };
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
+    let filter = log_filter(std::env::var(ENV_LOG).ok(), default_filter)?;
     let subscriber = subscriber(format, filter, provider.as_ref());
     if tracing::subscriber::set_global_default(subscriber).is_err() {
         return Ok(Telemetry::off());
@@ -230,12 +242,37 @@ pub fn init(
     })
 }
 
+/// Which log lines are written: the process's `RUST_LOG`.
+pub const ENV_LOG: &str = "RUST_LOG";
+
+/// The log filter from `RUST_LOG`'s value (unset or blank: `default_filter`): a level, or
+/// comma-separated `target=level` directives, matched by target prefix. A value that is not
+/// one stops the start with one sentence instead of logging with some other filter.
+///
+/// `Targets`, not `EnvFilter`: the span and field directives `EnvFilter` adds
+/// (`[span{field=value}]=debug`) need a regular-expression engine, about 0.2 MB of each
+/// Lambda bootstrap (bench/RESULTS.md), and Steward's logs are filtered by target only.
+pub fn log_filter(value: Option<String>, default_filter: &str) -> Result<Targets, TelemetryError> {
+    let (variable, value) = match value {
+        Some(value) if !value.trim().is_empty() => (ENV_LOG, value),
+        _ => ("the default log filter", default_filter.to_owned()),
+    };
+    value
+        .trim()
+        .parse::<Targets>()
+        .map_err(|e| TelemetryError::LogFilter {
+            variable,
+            problem: e.to_string(),
+            value,
+        })
+}
+
 /// The subscriber [`init`] installs: the log formatter filtered by `filter`, and, only when
 /// `traces` is given, the OpenTelemetry layer exporting Steward's spans to it. Public so tests
 /// build exactly this with an in-memory exporter.
 pub fn subscriber(
     format: LogFormat,
-    filter: EnvFilter,
+    filter: Targets,
     traces: Option<&SdkTracerProvider>,
 ) -> Box<dyn Subscriber + Send + Sync> {
     let log = match format {

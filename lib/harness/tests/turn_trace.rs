@@ -18,7 +18,7 @@ use steward_edge::telemetry::{LogFormat, subscriber};
 use steward_harness::Actor;
 use steward_llm::{ContentBlock, CreateResponse, StopReason};
 use steward_store::testing::Backend;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
 
 use chat::rig::Rig;
 use support::notes;
@@ -91,7 +91,7 @@ async fn a_turn_is_one_trace_with_its_model_calls_tool_calls_and_send() {
         .build();
     let _tracing = tracing::subscriber::set_default(subscriber(
         LogFormat::Terminal,
-        EnvFilter::new("off"),
+        Targets::new(),
         Some(&provider),
     ));
 
@@ -209,7 +209,7 @@ async fn a_tool_the_model_made_up_is_refused_and_named_unknown() {
         .build();
     let _tracing = tracing::subscriber::set_default(subscriber(
         LogFormat::Terminal,
-        EnvFilter::new("off"),
+        Targets::new(),
         Some(&provider),
     ));
     let r = Rig::on(Backend::Sqlite).await.unwrap();

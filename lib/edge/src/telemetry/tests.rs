@@ -95,8 +95,8 @@ fn in_memory() -> (SdkTracerProvider, InMemorySpanExporter) {
     (provider, exporter)
 }
 
-fn quiet() -> EnvFilter {
-    EnvFilter::new("off")
+fn quiet() -> Targets {
+    Targets::new()
 }
 
 fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
@@ -274,4 +274,27 @@ fn init_without_an_endpoint_installs_no_opentelemetry_layer() {
     let _entered = span.enter();
     assert!(!span.context().span().span_context().is_valid());
     assert!(current_trace_context().is_empty());
+}
+
+#[test]
+fn the_log_filter_is_rust_log_or_the_default_and_a_bad_one_is_named() {
+    use tracing::level_filters::LevelFilter;
+    let filter = log_filter(Some("warn,steward_harness=debug".to_owned()), "info").unwrap();
+    assert!(filter.would_enable("steward_harness::turn", &Level::DEBUG));
+    assert!(!filter.would_enable("hyper::proto", &Level::INFO));
+    assert!(filter.would_enable("hyper::proto", &Level::WARN));
+    let default = log_filter(Some("  ".to_owned()), "warn,steward=info").unwrap();
+    assert!(default.would_enable("steward::serve", &Level::INFO));
+    assert!(!default.would_enable("reqwest", &Level::INFO));
+    assert_eq!(
+        log_filter(None, "info").unwrap().default_level(),
+        Some(LevelFilter::INFO)
+    );
+    let err = log_filter(Some("steward=loud".to_owned()), "info").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("RUST_LOG is \"steward=loud\", which is not a log filter: "),
+        "{err}"
+    );
+    assert!(log_filter(None, "everything=loud").is_err());
 }

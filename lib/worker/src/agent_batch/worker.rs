@@ -365,7 +365,7 @@ mod tests {
             .build();
         let tracing = subscriber(
             LogFormat::Terminal,
-            tracing_subscriber::EnvFilter::new("off"),
+            tracing_subscriber::filter::Targets::new(),
             Some(&provider),
         );
         tracing::subscriber::with_default(tracing, || {
