@@ -44,3 +44,14 @@ fn the_webhook_binary_refuses_to_start_without_a_region() {
         "steward webhook refuses to start: AWS_REGION is not set: Lambda sets it for every function;",
     );
 }
+
+/// A `RUST_LOG` that is not a filter stops the start rather than logging with another filter.
+#[test]
+fn the_webhook_binary_refuses_a_log_filter_it_cannot_read() {
+    assert_refuses(
+        BIN,
+        &[("RUST_LOG", "steward=loud")],
+        EXIT_CONFIG,
+        "steward webhook refuses to start: RUST_LOG is \"steward=loud\", which is not a log filter:",
+    );
+}

@@ -159,7 +159,8 @@ impl Settings {
     }
 }
 
-/// Starts JSON logging to stdout (CloudWatch), filtered by `RUST_LOG` (default `info`), and
+/// Starts JSON logging to stdout (CloudWatch), filtered by `RUST_LOG` (default `info`; one that
+/// does not parse is refused), and
 /// span export when an OTLP endpoint is set ([`crate::telemetry`]); `function` names the
 /// Lambda (`service.name` `steward-<function>` unless `OTEL_SERVICE_NAME` is set). Calling it
 /// twice keeps the first set-up. An unusable `OTEL_*` setting is refused with its name.
