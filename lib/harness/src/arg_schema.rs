@@ -213,29 +213,41 @@ impl ArgSchema {
     }
 }
 
+/// One step of the path to a value: borrowed while walking, written out only in a problem.
+#[derive(Debug, Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
 /// One pass of a value through the compiled schema: where it is, and what was found so far.
 struct Walk<'a> {
     schema: &'a ArgSchema,
-    path: Vec<String>,
+    path: Vec<Step<'a>>,
     out: Vec<Problem>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     fn report(&mut self, message: String) {
-        self.out.push(Problem {
-            path: self.path.clone(),
-            message,
-        });
+        let path = self
+            .path
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => (*key).to_owned(),
+                Step::Index(i) => i.to_string(),
+            })
+            .collect();
+        self.out.push(Problem { path, message });
     }
 
     /// Checks `value` under `node` one step further down the path.
-    fn below(&mut self, step: String, node: usize, value: &Value, depth: usize) {
+    fn below(&mut self, step: Step<'a>, node: usize, value: &'a Value, depth: usize) {
         self.path.push(step);
         self.check(node, value, depth + 1);
         self.path.pop();
     }
 
-    fn check(&mut self, node: usize, value: &Value, depth: usize) {
+    fn check(&mut self, node: usize, value: &'a Value, depth: usize) {
         if depth > CHECK_DEPTH_MAX {
             self.report("is nested too deeply to check".to_owned());
             return;
@@ -332,7 +344,7 @@ impl Walk<'_> {
         }
     }
 
-    fn array(&mut self, schema: &Node, value: &Value, items: &[Value], depth: usize) {
+    fn array(&mut self, schema: &Node, value: &Value, items: &'a [Value], depth: usize) {
         let size = (schema.min_items, schema.max_items);
         let words = ("has fewer than", "has more than");
         self.size(value, items.len() as u64, size, words, "item");
@@ -346,18 +358,24 @@ impl Walk<'_> {
         }
         if let Some(each) = schema.items {
             for (i, item) in items.iter().enumerate() {
-                self.below(i.to_string(), each, item, depth);
+                self.below(Step::Index(i), each, item, depth);
             }
         }
     }
 
-    fn object(&mut self, schema: &Node, value: &Value, fields: &Map<String, Value>, depth: usize) {
+    fn object(
+        &mut self,
+        schema: &'a Node,
+        value: &Value,
+        fields: &'a Map<String, Value>,
+        depth: usize,
+    ) {
         let size = (schema.min_properties, schema.max_properties);
         let words = ("has fewer than", "has more than");
         self.size(value, fields.len() as u64, size, words, "property");
         for name in &schema.required {
             if !fields.contains_key(name) {
-                self.path.push(name.clone());
+                self.path.push(Step::Key(name));
                 self.report("required but missing".to_owned());
                 self.path.pop();
             }
@@ -366,11 +384,11 @@ impl Walk<'_> {
         for (key, field) in fields {
             let declared = schema.properties.iter().find(|(name, _)| name == key);
             match (declared, schema.additional) {
-                (Some(&(_, sub)), _) => self.below(key.clone(), sub, field, depth),
+                (Some(&(_, sub)), _) => self.below(Step::Key(key), sub, field, depth),
                 (None, Some(extra)) if self.schema.nodes[extra].never => {
                     out_of_schema.push(format!("'{key}'"));
                 }
-                (None, Some(extra)) => self.below(key.clone(), extra, field, depth),
+                (None, Some(extra)) => self.below(Step::Key(key), extra, field, depth),
                 (None, None) => {}
             }
         }
@@ -382,7 +400,7 @@ impl Walk<'_> {
 
     /// `$ref` and `allOf` report what their schemas find; `anyOf`, `oneOf` and `not` report
     /// only whether the value fits.
-    fn combinators(&mut self, schema: &Node, value: &Value, depth: usize) {
+    fn combinators(&mut self, schema: &Node, value: &'a Value, depth: usize) {
         for &sub in schema.reference.iter().chain(&schema.all_of) {
             self.check(sub, value, depth + 1);
         }
