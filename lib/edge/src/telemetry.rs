@@ -250,8 +250,9 @@ pub const ENV_LOG: &str = "RUST_LOG";
 /// one stops the start with one sentence instead of logging with some other filter.
 ///
 /// `Targets`, not `EnvFilter`: the span and field directives `EnvFilter` adds
-/// (`[span{field=value}]=debug`) need a regular-expression engine, about 0.2 MB of each
-/// Lambda bootstrap (bench/RESULTS.md), and Steward's logs are filtered by target only.
+/// (`[span{field=value}]=debug`) need a regular-expression engine, about 0.4 MB of the agent's
+/// bootstrap with what came with it (bench/RESULTS.md), and Steward's logs are filtered by
+/// target only.
 pub fn log_filter(value: Option<String>, default_filter: &str) -> Result<Targets, TelemetryError> {
     let (variable, value) = match value {
         Some(value) if !value.trim().is_empty() => (ENV_LOG, value),
