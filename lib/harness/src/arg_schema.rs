@@ -115,7 +115,7 @@ struct Node {
     /// `false`: nothing is valid.
     never: bool,
     types: Option<Vec<JsonType>>,
-    one_of_values: Option<Vec<Value>>,
+    allowed_values: Option<Vec<Value>>,
     constant: Option<Value>,
     lower: Vec<Bound>,
     upper: Vec<Bound>,
@@ -193,23 +193,22 @@ impl ArgSchema {
 
     /// Every violation of the schema by `value`; empty when it is valid.
     pub fn problems(&self, value: &Value) -> Vec<Problem> {
-        let mut walk = Walk {
-            schema: self,
-            path: Vec::new(),
-            out: Vec::new(),
-        };
-        walk.check(ROOT, value, 0);
-        walk.out
+        self.walk(ROOT, value, 0)
     }
 
     fn is_valid(&self, node: usize, value: &Value, depth: usize) -> bool {
+        self.walk(node, value, depth).is_empty()
+    }
+
+    /// What `value` violates of `node`, reached at `depth`.
+    fn walk(&self, node: usize, value: &Value, depth: usize) -> Vec<Problem> {
         let mut walk = Walk {
             schema: self,
             path: Vec::new(),
             out: Vec::new(),
         };
         walk.check(node, value, depth);
-        walk.out.is_empty()
+        walk.out
     }
 }
 
@@ -266,7 +265,7 @@ impl<'a> Walk<'a> {
             // The other keywords assume the declared type; their complaints would only repeat.
             return;
         }
-        if let Some(allowed) = &schema.one_of_values
+        if let Some(allowed) = &schema.allowed_values
             && !allowed.iter().any(|a| json_equal(a, value))
         {
             let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
@@ -485,7 +484,7 @@ impl<'s> Compiler<'s> {
                     node.types = Some(types);
                 }
                 "enum" => match arg {
-                    Value::Array(values) => node.one_of_values = Some(values.clone()),
+                    Value::Array(values) => node.allowed_values = Some(values.clone()),
                     _ => return Err("enum must be an array".to_owned()),
                 },
                 "const" => node.constant = Some(arg.clone()),

@@ -91,7 +91,7 @@ pub enum LambdaSdkError {
 ///
 /// Not [`load_sdk_config`]'s full provider chain: a function never has a profile file, SSO,
 /// a web identity token or instance metadata to consult, and that chain (the STS and SSO
-/// clients, profile parsing, the metadata client) was about 0.5 MB of each bootstrap
+/// clients, profile parsing, the metadata client) was 0.78 MB of the agent's bootstrap
 /// (bench/RESULTS.md). The CLI and `steward serve`, run by people on their own machines, keep
 /// the full chain. Per-service endpoint variables (`AWS_ENDPOINT_URL_DYNAMODB`, …) are not read.
 pub fn lambda_sdk_config() -> Result<SdkConfig, LambdaSdkError> {
