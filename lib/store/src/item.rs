@@ -65,33 +65,79 @@ impl Item {
     }
 }
 
-/// Rewrites numbers into the one form both backends round-trip identically: a float with an
-/// integral value that fits an integer becomes that integer. DynamoDB stores numbers as decimal
-/// strings, so `1.0` comes back as `1`; doing the same before writing to SQLite keeps the two
-/// adapters byte-for-byte equal.
+/// Writes `value` with its numbers in the one form both backends round-trip identically: a
+/// float with an integral value that fits an integer is written as that integer. DynamoDB stores
+/// numbers as decimal strings, so `1.0` comes back as `1`; doing the same before writing to
+/// SQLite keeps the two adapters byte-for-byte equal. It serialises the borrowed value as it
+/// walks it: every put used to copy the whole tree first (a stored step is the model's whole
+/// response), then rebuild it.
 // The SQLite adapter's (DynamoDB applies it itself); a build without SQLite has no caller.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) fn canonical(value: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::Number(n) => {
-            if n.is_f64()
-                && let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-            {
-                // Integral and in range, so the casts are exact: the same integer DynamoDB's
-                // decimal string parses back to.
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                if (-9.2e18..=9.2e18).contains(&f) {
-                    return Value::from(f as i64);
-                } else if (0.0..1.8e19).contains(&f) {
-                    return Value::from(f as u64);
+pub(crate) struct Canonical<'a>(pub(crate) &'a serde_json::Value);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        use serde_json::Value;
+        match self.0 {
+            Value::Number(n) => {
+                if n.is_f64()
+                    && let Some(f) = n.as_f64()
+                    && f.fract() == 0.0
+                {
+                    // Integral and in range, so the casts are exact: the same integer
+                    // DynamoDB's decimal string parses back to.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    if (-9.2e18..=9.2e18).contains(&f) {
+                        return serializer.serialize_i64(f as i64);
+                    } else if (0.0..1.8e19).contains(&f) {
+                        return serializer.serialize_u64(f as u64);
+                    }
                 }
+                n.serialize(serializer)
             }
-            Value::Number(n)
+            Value::Array(a) => {
+                let mut seq = serializer.serialize_seq(Some(a.len()))?;
+                for v in a {
+                    seq.serialize_element(&Canonical(v))?;
+                }
+                seq.end()
+            }
+            Value::Object(o) => {
+                let mut map = serializer.serialize_map(Some(o.len()))?;
+                for (k, v) in o {
+                    map.serialize_entry(k, &Canonical(v))?;
+                }
+                map.end()
+            }
+            other => other.serialize(serializer),
         }
-        Value::Array(a) => Value::Array(a.into_iter().map(canonical).collect()),
-        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, canonical(v))).collect()),
-        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::Canonical;
+    use serde_json::json;
+
+    fn written(v: &serde_json::Value) -> String {
+        serde_json::to_string(&Canonical(v)).unwrap()
+    }
+
+    #[test]
+    fn integral_floats_are_written_as_integers_at_every_depth() {
+        let v = json!({"b": [1.0, -3.0, 1.5, {"c": 2.0}], "a": 1e19, "z": 1e300, "n": null, "s": "1.0"});
+        assert_eq!(
+            written(&v),
+            r#"{"a":10000000000000000000,"b":[1,-3,1.5,{"c":2}],"n":null,"s":"1.0","z":1e+300}"#
+        );
+    }
+
+    #[test]
+    fn everything_else_is_written_as_serde_json_writes_it() {
+        let v = json!({"k": [true, false, "x\"y", 7, -7, 0.25, {}, []], "e": {"u": u64::MAX}});
+        assert_eq!(written(&v), serde_json::to_string(&v).unwrap());
     }
 }

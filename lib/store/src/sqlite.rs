@@ -13,7 +13,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
-use crate::item::canonical;
+use crate::item::Canonical;
 use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::write::holds;
 use crate::{
@@ -341,7 +341,7 @@ impl Table for SqliteTable {
             for op in &ops {
                 match op {
                     WriteOp::Put { item, .. } => {
-                        let data = serde_json::to_string(&canonical(item.data.clone()))
+                        let data = serde_json::to_string(&Canonical(&item.data))
                             .map_err(|e| StoreError::Backend(format!("cannot encode data: {e}")))?;
                         let version = i64::try_from(item.version).map_err(|_| {
                             StoreError::InvalidTransaction(format!(
@@ -426,15 +426,24 @@ impl Drop for Tx<'_> {
     }
 }
 
-type RawRow = (String, String, i64, Option<i64>, String);
+/// A row as read: the data is parsed straight from SQLite's text (no copy of it first); a
+/// parse failure is kept so [`decode`] can name the item.
+type RawRow = (
+    String,
+    String,
+    i64,
+    Option<i64>,
+    Result<serde_json::Value, serde_json::Error>,
+);
 
 fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    let data = serde_json::from_str(r.get_ref(4)?.as_str()?);
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, data))
 }
 
 fn decode((pk, sk, version, ttl, data): RawRow) -> Result<Item, StoreError> {
-    let data = serde_json::from_str(&data)
-        .map_err(|e| StoreError::Backend(format!("corrupt data in {pk} / {sk}: {e}")))?;
+    let data =
+        data.map_err(|e| StoreError::Backend(format!("corrupt data in {pk} / {sk}: {e}")))?;
     Ok(Item {
         version: u64::try_from(version)
             .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
@@ -520,6 +529,30 @@ mod tests {
         assert_eq!(left, 2, "the unexpired and the ttl-less items stay");
         assert!(table.get("P", "later").await.unwrap().is_some());
         assert_eq!(table.sweep_expired().await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn a_row_whose_data_does_not_parse_is_named_by_every_read() {
+        let table = SqliteTable::in_memory_with_clock(Arc::new(ManualClock::at_millis(0))).unwrap();
+        table
+            .with_conn(|conn, _| {
+                conn.execute(
+                    "INSERT INTO items (pk, sk, version, ttl, data) VALUES ('P', 'bad', 1, NULL, '{not json')",
+                    [],
+                )
+                .map_err(super::backend)
+            })
+            .await
+            .unwrap();
+        let got = table.get("P", "bad").await.unwrap_err().to_string();
+        assert!(got.contains("corrupt data in P / bad"), "{got}");
+        let listed = table
+            .query(&crate::Query::partition("P"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(listed.contains("corrupt data in P / bad"), "{listed}");
     }
 
     #[test]
