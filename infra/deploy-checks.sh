@@ -71,38 +71,44 @@ step "template properties (infra/template_test.py)"
 "$venv/bin/python" -m unittest infra/template_test.py
 
 step "cargo lambda build --release --arm64 (the template's default Architecture)"
-# CI builds the release profile with quicker settings (no LTO, more codegen units, opt-level 1):
-# a fresh machine compiles every dependency a second time here, and the full profile took over
-# half an hour on a loaded 2-core machine. The check is that the four functions build and link
-# for arm64 (what `sam deploy` ships by default) with cargo-lambda and its zig cross-linker, and
-# that they are aarch64 binaries; `sam build` / `cargo lambda build --release` outside CI use the
-# full profile. The rustup target aarch64-unknown-linux-gnu is added when missing (a download
-# from rustup's servers); no system cross-compiler is needed.
+# CI builds the release profile with quick settings (opt-level 0, no LTO, 64 codegen units): a
+# fresh machine compiles every dependency a second time here, for arm64, and the full profile
+# took over half an hour on a loaded 2-core machine. The check is that the four functions build
+# and link for arm64 (what `sam deploy` ships by default) with cargo-lambda and its zig
+# cross-linker, that they are aarch64 binaries, and that `sam build` ships those very bytes;
+# none of that needs optimised code, and opt-level 0 against 1 cut a fresh build from 1,130 s to
+# the figure in bench/RESULTS.md. So the sizes printed below are of this build, not of what ships
+# (`cargo lambda build --release` and `sam build` outside CI use the full profile; its sizes are
+# in bench/RESULTS.md). The rustup target aarch64-unknown-linux-gnu is added when missing (a
+# download from rustup's servers); no system cross-compiler is needed.
 # The release profile's per-package opt-levels in Cargo.toml (dependencies at "z", the hot ones
-# at 3) outrank CARGO_PROFILE_RELEASE_OPT_LEVEL, and no environment variable can name them. When
-# CI picks opt-level 1, every package override gets opt-level 1 too, through a cargo config
-# file in the repository's `.cargo/` that both `cargo lambda build` and `sam build` (which
-# builds in place) read, and that is removed on exit; so CI compiles each dependency once, no
-# slower than before. A caller who sets CARGO_PROFILE_RELEASE_OPT_LEVEL keeps Cargo.toml's
-# overrides; an existing `.cargo/config.toml` is never touched.
+# at 3) outrank CARGO_PROFILE_RELEASE_OPT_LEVEL, and no environment variable can name them. So
+# every package override gets CI's opt-level too, through a cargo config file in the
+# repository's `.cargo/` that both `cargo lambda build` and `sam build` (which builds in place)
+# read, and that is removed on exit; so CI compiles each dependency once. A caller who sets
+# CARGO_PROFILE_RELEASE_OPT_LEVEL keeps Cargo.toml's overrides; an existing `.cargo/config.toml`
+# is never touched.
+CI_OPT_LEVEL=0
 if [ -z "${CARGO_PROFILE_RELEASE_OPT_LEVEL:-}" ] && [ ! -e .cargo/config.toml ]; then
   made_cargo_dir=0
   [ -d .cargo ] || { mkdir .cargo; made_cargo_dir=1; }
-  python3 -c 'import tomllib
+  python3 -c 'import sys, tomllib
 for p in tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"].get("package", {}):
-    print(f"[profile.release.package.\"{p}\"]\nopt-level = 1")' > .cargo/config.toml
+    print(f"[profile.release.package.\"{p}\"]\nopt-level = {sys.argv[1]}")' "$CI_OPT_LEVEL" > .cargo/config.toml
   trap 'rm -f .cargo/config.toml; [ "$made_cargo_dir" = 1 ] && rmdir .cargo 2>/dev/null; true' EXIT
 fi
 export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-64}"
-export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}"
+export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-$CI_OPT_LEVEL}"
 arm_target=aarch64-unknown-linux-gnu
 if ! rustup target list --installed | grep -qx "$arm_target"; then
   step "  adding the rustup target $arm_target"
   rustup target add "$arm_target"
 fi
 # One function at a time: Cargo unifies features across the packages of one build, so building
-# the four together would give each the store adapters and model clients of all of them.
+# the four together would give each the store adapters and model clients of all of them. The
+# third-party crates they share are built alike in all four (functions/feature-pins, checked by
+# infra/layers.sh), so only the first build compiles the AWS SDK; the other three reuse it.
 for f in "${FUNCTIONS[@]}"; do
   cargo lambda build --release --locked --arm64 -p "steward-fn-$f" --bin "$f"
 done

@@ -69,8 +69,7 @@ impl Item {
 /// float with an integral value that fits an integer is written as that integer. DynamoDB stores
 /// numbers as decimal strings, so `1.0` comes back as `1`; doing the same before writing to
 /// SQLite keeps the two adapters byte-for-byte equal. It serialises the borrowed value as it
-/// walks it: every put used to copy the whole tree first (a stored step is the model's whole
-/// response), then rebuild it.
+/// walks it, with no copy of the tree (a stored step holds the model's whole response).
 // The SQLite adapter's (DynamoDB applies it itself); a build without SQLite has no caller.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) struct Canonical<'a>(pub(crate) &'a serde_json::Value);
