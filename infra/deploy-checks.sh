@@ -76,10 +76,10 @@ step "cargo lambda build --release --arm64 (the template's default Architecture)
 # took over half an hour on a loaded 2-core machine. The check is that the four functions build
 # and link for arm64 (what `sam deploy` ships by default) with cargo-lambda and its zig
 # cross-linker, that they are aarch64 binaries, and that `sam build` ships those very bytes;
-# none of that needs optimised code, and opt-level 0 against 1 cut a fresh build from 1,130 s to
-# the figure in bench/RESULTS.md. So the sizes printed below are of this build, not of what ships
-# (`cargo lambda build --release` and `sam build` outside CI use the full profile; its sizes are
-# in bench/RESULTS.md). The rustup target aarch64-unknown-linux-gnu is added when missing (a
+# none of that needs optimised code, and opt-level 0 against 1 cut a fresh machine's run of this
+# script from 1,130 s to 565 s (bench/RESULTS.md). So the sizes printed below are of this build,
+# not of what ships (`cargo lambda build --release` and `sam build` outside CI use the full
+# profile; its sizes are in bench/RESULTS.md). The rustup target aarch64-unknown-linux-gnu is added when missing (a
 # download from rustup's servers); no system cross-compiler is needed.
 # The release profile's per-package opt-levels in Cargo.toml (dependencies at "z", the hot ones
 # at 3) outrank CARGO_PROFILE_RELEASE_OPT_LEVEL, and no environment variable can name them. So
@@ -108,7 +108,7 @@ fi
 # One function at a time: Cargo unifies features across the packages of one build, so building
 # the four together would give each the store adapters and model clients of all of them. The
 # third-party crates they share are built alike in all four (functions/feature-pins, checked by
-# infra/layers.sh), so only the first build compiles the AWS SDK; the other three reuse it.
+# infra/shared-builds.py), so only the first build compiles the AWS SDK; the other three reuse it.
 for f in "${FUNCTIONS[@]}"; do
   cargo lambda build --release --locked --arm64 -p "steward-fn-$f" --bin "$f"
 done

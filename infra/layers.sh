@@ -14,11 +14,7 @@
 #      and not the AWS SDK's own HTTP client; and no general JSON Schema validator (`jsonschema`,
 #      about 2.7 MB of a bootstrap; tool arguments are checked by `steward_harness::arg_schema`;
 #      bench/RESULTS.md);
-#   4. a function's tree enables the MCP conformance fixtures (`steward-mcp/conformance`);
-#   5. two functions build a shared third-party crate with different features (on the arm64
-#      target the template deploys): each function is built on its own, so such a crate, and
-#      every crate above it, would compile once per function. The fix is a line in
-#      functions/feature-pins/Cargo.toml; its `may-differ` list names the few crates allowed.
+#   4. a function's tree enables the MCP conformance fixtures (`steward-mcp/conformance`).
 #
 #   infra/layers.sh            # exit 0 when all hold; otherwise one line per violation
 set -euo pipefail
@@ -112,41 +108,6 @@ for entry in "${forbidden_in_tree[@]}"; do
     fail "$function builds the MCP conformance fixtures (steward-mcp/conformance)"
   fi
 done
-
-# 5. One build of each shared crate across the functions' arm64 builds.
-if ! python3 - "${forbidden_in_tree[@]%%:*}" <<'PY'; then status=1; fi
-import subprocess, sys, tomllib
-from collections import defaultdict
-
-functions = sys.argv[1:]
-pins = tomllib.load(open("functions/feature-pins/Cargo.toml", "rb"))
-may_differ = set(pins["package"]["metadata"]["feature-pins"]["may-differ"])
-# (crate, version) -> function -> the feature sets it is built with (a crate can be built twice in
-# one function: for the target and for the build host).
-built = defaultdict(lambda: defaultdict(set))
-for function in functions:
-    tree = subprocess.run(
-        ["cargo", "tree", "--locked", "-p", function, "--target", "aarch64-unknown-linux-gnu",
-         "-e", "normal,build", "--prefix", "none", "--format", "{p}|{f}"],
-        check=True, capture_output=True, text=True).stdout
-    for line in tree.splitlines():
-        package, _, features = line.partition("|")
-        words = package.replace(" (*)", "").replace(" (proc-macro)", "").split()
-        if len(words) != 2:
-            continue  # a workspace crate (its path follows the version): built per function
-        built[tuple(words)][function].add(features.replace(" (*)", ""))
-problems = []
-for (crate, version), by_function in sorted(built.items()):
-    if crate in may_differ or len({frozenset(s) for s in by_function.values()}) < 2:
-        continue
-    union = sorted({f for sets in by_function.values() for s in sets for f in s.split(",") if f})
-    each = "; ".join(f"{fn}: {' + '.join(sorted(s)) or '(none)'}" for fn, s in sorted(by_function.items()))
-    problems.append(f"{crate} {version} is built with different features per function ({each}); "
-                    f"enable [{', '.join(union)}] in functions/feature-pins/Cargo.toml")
-for p in problems:
-    print(f"layers: {p}", file=sys.stderr)
-sys.exit(1 if problems else 0)
-PY
 
 if [ "$status" -eq 0 ]; then
   echo "layers: ok"

@@ -2,7 +2,7 @@
 # free loopback port, the way a user runs it.
 #
 #   . infra/serve.sh
-#   serve_build                       # cargo build -p steward --features mcp-conformance (debug)
+#   serve_build                       # cargo build -p steward (with steward-stage) --features mcp-conformance (debug)
 #   serve_user NAME                   # creates an account in the store; prints its id
 #   serve_token USER_ID               # creates an MCP token; prints it
 #   serve_start [VAR=value ...]       # starts the server with extra environment; sets serve_url
@@ -19,7 +19,9 @@ serve_url=""
 serve_build() {
   # The MCP conformance suite's fixture tools exist only in a build with this feature (and
   # are served only with STEWARD_MCP_CONFORMANCE_FIXTURES=1 on loopback); no release has it.
-  cargo build --quiet --locked -p steward --features mcp-conformance
+  # Built with the stage, whose manifest gives the third-party crates the features `cargo test`
+  # compiled them with (infra/shared-builds.py), so only Steward's own crates compile here.
+  cargo build --quiet --locked -p steward -p steward-stage --features steward/mcp-conformance
   rm -rf "$serve_dir"
   mkdir -p "$serve_dir"
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: module cycles, formatting, the layering check, lints,
-# every test (the DynamoDB and SQS halves against a local moto emulator, installed and started
-# here, never skipped), the deployed shape on the local Lambda stage, then the MCP conformance suite, the
-# Python MCP client, the browser tests and the deployment checks.
+# The whole test suite, as CI runs it: module cycles, formatting, the layering and shared-builds
+# checks, lints, every test (the DynamoDB and SQS halves against a local moto emulator,
+# installed and started here, never skipped), the deployed shape on the local Lambda stage, then
+# the MCP conformance suite, the Python MCP client, the browser tests and the deployment checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +56,9 @@ export STEWARD_REQUIRE_EMULATOR=1
 cargo fmt --all --check
 # Crate dependencies against ARCHITECTURE.md's layer table; what each function links.
 infra/layers.sh
+# Each third-party crate compiled once per profile: the functions' arm64 builds alike, and the
+# stage's and serve's debug builds alike the tests' (a few seconds of `cargo tree`).
+python3 infra/shared-builds.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 
@@ -65,6 +68,8 @@ cargo test --workspace --locked
 # deployed shape, locally"). The stage starts its own moto (a 5 s SQS deduplication window).
 # `--target both` then runs the same people against `steward serve` (SQLite, killed and restarted;
 # about 10 s more) and prints the two side by side.
+# Its third-party crates are the builds `cargo test` made (tests/stage/Cargo.toml): only Steward's
+# own crates compile here.
 cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage -p steward
 "$CARGO_TARGET_DIR/debug/steward-stage" --target both --conversations 10 --turns 3 --kill-rate 0.1
 
