@@ -21,7 +21,8 @@ serve_build() {
   # are served only with STEWARD_MCP_CONFORMANCE_FIXTURES=1 on loopback); no release has it.
   # Built with the stage, whose manifest gives the third-party crates the features `cargo test`
   # compiled them with (infra/shared-builds.py), so only Steward's own crates compile here.
-  cargo build --quiet --locked -p steward -p steward-stage --features steward/mcp-conformance
+  . infra/debug-builds.sh
+  cargo build --quiet --locked "${SERVE_BUILD_ARGS[@]}"
   rm -rf "$serve_dir"
   mkdir -p "$serve_dir"
 }

@@ -25,9 +25,14 @@ from collections import defaultdict
 
 FUNCTIONS = ["steward-fn-webhook", "steward-fn-agent", "steward-fn-mcp", "steward-fn-web"]
 ARM64 = "aarch64-unknown-linux-gnu"
-# The two debug builds of (2), as infra/test.sh and infra/serve.sh run them.
-STAGE_BUILD = [a for f in FUNCTIONS + ["steward-stage", "steward"] for a in ("-p", f)]
-SERVE_BUILD = ["-p", "steward", "-p", "steward-stage", "--features", "steward/mcp-conformance"]
+
+
+def debug_build_args(name):
+    """The cargo arguments of one of (2)'s builds, from infra/debug-builds.sh, which the scripts
+    that run them source too."""
+    out = subprocess.run(["bash", "-c", f'. infra/debug-builds.sh && printf "%s\\n" "${{{name}[@]}}"'],
+                         check=True, capture_output=True, text=True).stdout
+    return out.split()
 
 
 def built(args):
@@ -73,8 +78,8 @@ def functions_alike():
 def debug_builds_alike():
     tests = built(["--workspace", "-e", "normal,build,dev"])
     problems = []
-    for name, args in (("infra/test.sh's stage build", STAGE_BUILD),
-                       ("infra/serve.sh's build", SERVE_BUILD)):
+    for name, args in (("infra/test.sh's stage build", debug_build_args("STAGE_BUILD_ARGS")),
+                       ("infra/serve.sh's build", debug_build_args("SERVE_BUILD_ARGS"))):
         for (crate, version), sets in sorted(built(args + ["-e", "normal,build"]).items()):
             extra = sets - tests.get((crate, version), set())
             if extra:

@@ -70,7 +70,8 @@ cargo test --workspace --locked
 # about 10 s more) and prints the two side by side.
 # Its third-party crates are the builds `cargo test` made (tests/stage/Cargo.toml): only Steward's
 # own crates compile here.
-cargo build --locked -p steward-fn-webhook -p steward-fn-agent -p steward-fn-mcp -p steward-fn-web -p steward-stage -p steward
+. infra/debug-builds.sh
+cargo build --locked "${STAGE_BUILD_ARGS[@]}"
 "$CARGO_TARGET_DIR/debug/steward-stage" --target both --conversations 10 --turns 3 --kill-rate 0.1
 
 # MCP against the real protocol peers: the official conformance suite (Node 22 from npm) and
