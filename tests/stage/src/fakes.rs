@@ -96,9 +96,14 @@ async fn model_answer(
     let answer = plan_answer(&request, n);
     if let Some(file) = lock(&fake.transcript).as_mut() {
         use std::io::Write;
-        let line =
-            json!({"call": n, "messages": request.get("messages"), "answer": answer["content"]});
-        let _ = writeln!(file, "{line}");
+        // One write per line: `Value`'s `Display` on the unbuffered file was a system call per
+        // token, thousands per call and growing with the history (issue #16's turn benchmark:
+        // the load generator's system time crowded the server on the same two cores).
+        let mut line =
+            json!({"call": n, "messages": request.get("messages"), "answer": answer["content"]})
+                .to_string();
+        line.push('\n');
+        let _ = file.write_all(line.as_bytes());
     }
     (axum::http::StatusCode::OK, axum::Json(answer))
 }
