@@ -1,4 +1,4 @@
-//! Runs the storage contract against the SQLite adapter (always) and the DynamoDB adapter
+//! Runs the storage contract against the SQLite adapter (always, in memory and on a file) and the DynamoDB adapter
 //! (whenever `STEWARD_TEST_AWS_ENDPOINT` names an emulator; `.ci/run` always sets it, and with
 //! `STEWARD_REQUIRE_EMULATOR=1` a missing endpoint fails instead of skipping).
 
@@ -39,6 +39,10 @@ macro_rules! conformance_suite {
 
 mod sqlite {
     conformance_suite!(crate::support::sqlite_fixture);
+}
+
+mod sqlite_file {
+    conformance_suite!(crate::support::sqlite_file_fixture);
 }
 
 mod dynamodb {

@@ -14,6 +14,17 @@ use steward_store::{
 pub struct Fixture {
     pub table: Arc<dyn Table>,
     pub clock: ManualClock,
+    /// The folder of a file store, removed with the fixture.
+    pub folder: Option<ScratchDir>,
+}
+
+/// A temporary folder removed when dropped.
+pub struct ScratchDir(pub std::path::PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The moment every fixture's clock starts at (2026-11-30T12:00:00Z).
