@@ -47,3 +47,14 @@ fn the_agent_binary_refuses_to_start_without_a_region() {
         "steward agent refuses to start: AWS_REGION is not set: Lambda sets it for every function;",
     );
 }
+
+/// A thread count that is not one stops the start before the runtime is built.
+#[test]
+fn the_agent_binary_refuses_a_thread_count_it_cannot_use() {
+    assert_refuses(
+        BIN,
+        &[("STEWARD_WORKER_THREADS", "0")],
+        EXIT_CONFIG,
+        "steward agent refuses to start: STEWARD_WORKER_THREADS: \"0\" is not a number of threads from 1 to 256; unset it for 1",
+    );
+}

@@ -32,8 +32,12 @@ use steward_mcp::{self as mcp, ENV_MCP_STATE_KEY, McpConfig};
 const FUNCTION: &str = "mcp";
 use steward_store::{DynamoTable, SqsQueue, SystemClock};
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // One runtime thread unless STEWARD_WORKER_THREADS says otherwise (`steward_edge::runtime`).
+    or_refuse(FUNCTION, steward_edge::runtime::build()).block_on(serve())
+}
+
+async fn serve() -> anyhow::Result<()> {
     // Log lines, and span export when an OTLP endpoint is set (flushed before each
     // invocation returns).
     let telemetry = or_refuse(FUNCTION, config::init_tracing(FUNCTION));

@@ -55,3 +55,14 @@ fn the_webhook_binary_refuses_a_log_filter_it_cannot_read() {
         "steward webhook refuses to start: RUST_LOG is \"steward=loud\", which is not a log filter:",
     );
 }
+
+/// A thread count that is not one stops the start before the runtime is built.
+#[test]
+fn the_webhook_binary_refuses_a_thread_count_it_cannot_use() {
+    assert_refuses(
+        BIN,
+        &[("STEWARD_WORKER_THREADS", "many")],
+        EXIT_CONFIG,
+        "steward webhook refuses to start: STEWARD_WORKER_THREADS: \"many\" is not a number of threads from 1 to 256; unset it for 1",
+    );
+}

@@ -3,8 +3,18 @@
 
 use clap::Parser;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    // One runtime thread unless STEWARD_WORKER_THREADS says otherwise (`steward_edge::runtime`).
+    match steward_edge::runtime::build() {
+        Ok(runtime) => runtime.block_on(steward_main()),
+        Err(e) => {
+            eprintln!("steward: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn steward_main() -> std::process::ExitCode {
     let telemetry = match steward::init_tracing() {
         Ok(telemetry) => telemetry,
         Err(e) => {

@@ -107,6 +107,34 @@ fn bad_input_gets_a_clear_error_and_a_failing_exit() {
     assert!(!ok && err.contains("not a token id"), "{err}");
 }
 
+#[test]
+fn a_bad_thread_count_stops_the_start_with_one_sentence_and_touches_nothing() {
+    let db = temp_db("threads");
+    let out = Command::new(env!("CARGO_BIN_EXE_steward"))
+        .arg("--db")
+        .arg(&db)
+        .args(["user", "create", "--name", "X"])
+        .env_remove("STEWARD_DB")
+        .env("STEWARD_WORKER_THREADS", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "steward: STEWARD_WORKER_THREADS: \"0\" is not a number of threads from 1 to 256; unset it for 1\n"
+    );
+    assert!(!db.exists(), "no store was created");
+    let two = Command::new(env!("CARGO_BIN_EXE_steward"))
+        .arg("--db")
+        .arg(&db)
+        .args(["user", "create", "--name", "X"])
+        .env_remove("STEWARD_DB")
+        .env("STEWARD_WORKER_THREADS", "2")
+        .output()
+        .unwrap();
+    assert!(two.status.success(), "{two:?}");
+}
+
 /// Security review finding 7: the operator can unlink a phone from an account.
 #[tokio::test]
 async fn linked_phones_can_be_unlinked_by_the_operator() {

@@ -26,6 +26,7 @@ pub mod inbound;
 pub mod paths;
 pub mod rate_limit;
 pub mod request_log;
+pub mod runtime;
 pub mod secrets;
 pub mod security;
 pub mod startup;

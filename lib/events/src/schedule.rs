@@ -330,6 +330,21 @@ impl Built {
     }
 }
 
+/// Runs the timetable search on tokio's blocking pool and hands `input` back with its answer.
+/// The search is the longest CPU work a tool does (tens of milliseconds for hundreds of
+/// sessions); on the runtime's thread it would hold every other request that thread serves
+/// (Steward's processes run one by default). A search that panicked is an internal error.
+async fn solve_on_the_blocking_pool(
+    input: TimetableInput,
+) -> Result<(TimetableInput, Result<Timetable, timetable::Infeasible>), ServiceError> {
+    tokio::task::spawn_blocking(move || {
+        let solved = timetable::solve(&input);
+        (input, solved)
+    })
+    .await
+    .map_err(|e| ServiceError::internal(format!("the timetable search stopped: {e}")))
+}
+
 /// Plans building (or rebuilding) the event's timetable. Needs rooms and sessions; refuses a
 /// cancelled event. When no timetable fits, the error explains why with the numbers to fix
 /// it. A timetable the checker rejects is a bug: logged with its input, reported as an
@@ -359,7 +374,8 @@ pub async fn build_timetable(ctx: &Ctx, event: &EventId) -> Result<Planned<Built
     let mut input = src.input.clone();
     input.previous = src.stored.as_ref().map(|(s, _)| s.timetable.clone());
     let replanned = input.previous.is_some();
-    let tt = timetable::solve(&input).map_err(|infeasible| {
+    let (input, solved) = solve_on_the_blocking_pool(input).await?;
+    let tt = solved.map_err(|infeasible| {
         ServiceError::invalid(
             "timetable",
             format!(

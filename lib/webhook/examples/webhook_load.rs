@@ -253,8 +253,14 @@ async fn drive(
     (results, started.elapsed())
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    // The runtime the product's processes run on (`steward_edge::runtime`: one thread unless
+    // STEWARD_WORKER_THREADS says otherwise), for the server child and the load generator alike.
+    let runtime = steward_edge::runtime::build().unwrap_or_else(|e| panic!("{e}"));
+    runtime.block_on(load());
+}
+
+async fn load() {
     let mut args = std::env::args().skip(1);
     let first = args.next();
     if first.as_deref() == Some("serve") {
