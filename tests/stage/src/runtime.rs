@@ -448,9 +448,14 @@ fn command(spec: &FunctionSpec, index: usize, api: &str) -> Result<Command, Star
         )
         .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/stage/{}", spec.name))
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        // OpenTelemetry's settings reach every function, as a stack's environment would: a
-        // run with `OTEL_EXPORTER_OTLP_ENDPOINT` set measures tracing on.
-        .envs(std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")))
+        // OpenTelemetry's settings and the runtime's thread count reach every function, as a
+        // stack's environment would: a run with `OTEL_EXPORTER_OTLP_ENDPOINT` set measures
+        // tracing on, one with `STEWARD_WORKER_THREADS` (`steward_edge::runtime`) that many
+        // threads.
+        .envs(
+            std::env::vars()
+                .filter(|(k, _)| k.starts_with("OTEL_") || k == "STEWARD_WORKER_THREADS"),
+        )
         .stdin(Stdio::null())
         .stdout(
             log.try_clone()
