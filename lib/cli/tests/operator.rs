@@ -7,11 +7,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn steward(db: &Path, args: &[&str]) -> (bool, String, String) {
+    steward_with(db, args, &[])
+}
+
+/// [`steward`] with `env` set for the process.
+fn steward_with(db: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_steward"))
         .arg("--db")
         .arg(db)
         .args(args)
         .env_remove("STEWARD_DB")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -110,29 +116,16 @@ fn bad_input_gets_a_clear_error_and_a_failing_exit() {
 #[test]
 fn a_bad_thread_count_stops_the_start_with_one_sentence_and_touches_nothing() {
     let db = temp_db("threads");
-    let out = Command::new(env!("CARGO_BIN_EXE_steward"))
-        .arg("--db")
-        .arg(&db)
-        .args(["user", "create", "--name", "X"])
-        .env_remove("STEWARD_DB")
-        .env("STEWARD_WORKER_THREADS", "0")
-        .output()
-        .unwrap();
-    assert!(!out.status.success() && out.stdout.is_empty());
+    let create = ["user", "create", "--name", "X"];
+    let (ok, out, err) = steward_with(&db, &create, &[("STEWARD_WORKER_THREADS", "0")]);
+    assert!(!ok && out.is_empty());
     assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
+        err,
         "steward: STEWARD_WORKER_THREADS: \"0\" is not a number of threads from 1 to 256; unset it for 1\n"
     );
     assert!(!db.exists(), "no store was created");
-    let two = Command::new(env!("CARGO_BIN_EXE_steward"))
-        .arg("--db")
-        .arg(&db)
-        .args(["user", "create", "--name", "X"])
-        .env_remove("STEWARD_DB")
-        .env("STEWARD_WORKER_THREADS", "2")
-        .output()
-        .unwrap();
-    assert!(two.status.success(), "{two:?}");
+    let (ok, _, err) = steward_with(&db, &create, &[("STEWARD_WORKER_THREADS", "2")]);
+    assert!(ok, "{err}");
 }
 
 /// Security review finding 7: the operator can unlink a phone from an account.
