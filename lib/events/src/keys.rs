@@ -106,9 +106,20 @@ pub fn program(ctx: &Ctx, event: &EventId) -> RecordKey {
     ctx.key(format!("{}PROGRAM", children_prefix(event)))
 }
 
-/// The key of the event's stored timetable.
+/// The key of the stamp of the event's timetable: which input it was built from (see
+/// [`crate::schedule`]). Inside the event, so it goes wherever the event goes.
 pub fn timetable(ctx: &Ctx, event: &EventId) -> RecordKey {
     ctx.key(format!("{}TIMETABLE", children_prefix(event)))
+}
+
+/// Sort-key prefix of timetable documents: outside the `EVENT#` range on purpose, so nothing
+/// that walks an event's records (every turn's list of newest events) reads tens of kilobytes
+/// of timetable to skip them.
+pub const TIMETABLE_DOC_SK_PREFIX: &str = "TIMETABLE#";
+
+/// The key of the event's timetable document (the timetable itself).
+pub fn timetable_doc(ctx: &Ctx, event: &EventId) -> RecordKey {
+    ctx.key(format!("{TIMETABLE_DOC_SK_PREFIX}{event}"))
 }
 
 /// The global row of a public slug.
@@ -140,7 +151,8 @@ pub enum RecordKind {
 impl RecordKind {
     /// The kind of the record at `pk`/`sk`.
     pub fn of(pk: &str, sk: &str) -> Option<Self> {
-        if pk.starts_with("SLUG#") {
+        if pk.starts_with("SLUG#") || sk.starts_with(TIMETABLE_DOC_SK_PREFIX) {
+            // A timetable document changes with its stamp, which names it.
             return Some(Self::Bookkeeping);
         }
         let rest = sk.strip_prefix(EVENT_SK_PREFIX)?;
@@ -198,5 +210,16 @@ mod tests {
             Some(RecordKind::Bookkeeping)
         );
         assert_eq!(RecordKind::of("USER#u", "PROFILE"), None);
+        assert_eq!(
+            RecordKind::of("USER#u", "EVENT#e_1#TIMETABLE"),
+            Some(RecordKind::Timetable)
+        );
+        assert_eq!(
+            RecordKind::of("USER#u", "TIMETABLE#e_1"),
+            Some(RecordKind::Bookkeeping)
+        );
+        // The document sorts outside every event's records.
+        let doc = format!("{TIMETABLE_DOC_SK_PREFIX}e_1");
+        assert!(!(EVENT_SK_PREFIX..EVENTS_END_SK).contains(&doc.as_str()));
     }
 }

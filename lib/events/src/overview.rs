@@ -6,13 +6,11 @@ use steward_harness::{Ctx, ServiceError};
 
 use crate::events::{self, Event};
 use crate::ids::EventId;
-use crate::keys;
 use crate::people;
 use crate::program::{self, Program};
 use crate::rooms::{self, Room};
-use crate::schedule::{self, StoredTimetable};
+use crate::schedule;
 use crate::sessions;
-use crate::store;
 
 /// Whether an event has a timetable and whether it still matches its records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,16 +63,16 @@ pub async fn event_overview(ctx: &Ctx, id: &EventId) -> Result<Overview, Service
     let sessions = sessions::sessions_of(ctx, id).await?;
     let people = people::people_of(ctx, id).await?;
     let program = program::program_of(ctx, id).await?;
-    let stored = store::load_opt::<StoredTimetable>(ctx, &keys::timetable(ctx, id)).await?;
-    let timetable = match stored {
+    // The timetable's stamp only, never the timetable itself (the context block reads this
+    // every turn).
+    let timetable = match schedule::timetable_basis(ctx, id).await? {
         None => TimetableStatus::NotBuilt,
-        Some((doc, _)) => {
-            if doc.input == schedule::engine_input(&event, &program, &rooms, &sessions) {
-                TimetableStatus::UpToDate
-            } else {
-                TimetableStatus::OutOfDate
-            }
+        Some(basis)
+            if basis.matches(&schedule::engine_input(&event, &program, &rooms, &sessions)) =>
+        {
+            TimetableStatus::UpToDate
         }
+        Some(_) => TimetableStatus::OutOfDate,
     };
     Ok(Overview {
         registered,

@@ -1,7 +1,7 @@
 //! The stored timetable of an event: built by the [`crate::timetable`] engine from the event's
 //! records, re-validated by the engine's independent checker before anything is saved, and
-//! kept as one document (`EVENT#e#TIMETABLE`) together with the input it was built from, so
-//! reading it can tell whether the records have changed since ("out of date").
+//! kept with a stamp of the input it was built from, so reading it can tell whether the
+//! records have changed since ("out of date"); where the two are kept: [`stored`].
 //!
 //! Rebuilding passes the stored timetable as the previous one: every placement that is still
 //! valid stays, and the result says what moved and why.
@@ -14,24 +14,25 @@ use steward_harness::{Audited, Ctx, ServiceError};
 
 use crate::events::{self, Event};
 use crate::ids::EventId;
-use crate::keys;
 use crate::people::{self, Person};
 use crate::planned::Planned;
 use crate::program::{self, Program};
 use crate::rooms::{self, Room};
 use crate::sessions::{self, Session};
-use crate::store;
 use crate::timetable::{
     self, Day, Lunch, MoveReason, TimeOfDay, Timetable, TimetableInput, Warning, Window,
 };
 use crate::when::{self, minutes_of};
 
-/// The stored document: the timetable, the input it was built from, and when.
+mod stored;
+
+pub(crate) use stored::{basis as timetable_basis, delete_doc as delete_timetable_doc};
+
+/// The stored document: the timetable and when it was built (what it was built from is in its
+/// stamp, [`stored`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredTimetable {
-    /// What the engine was given (without the previous timetable).
-    pub input: TimetableInput,
-    /// What it returned (checked).
+    /// What the engine returned (checked).
     pub timetable: Timetable,
     /// When it was built, in epoch milliseconds.
     pub built_ms: i64,
@@ -257,7 +258,7 @@ struct Sources {
     sessions: Vec<Session>,
     people: Vec<Person>,
     input: TimetableInput,
-    stored: Option<(StoredTimetable, steward_store::Item)>,
+    stored: Option<stored::Stored>,
 }
 
 async fn sources(ctx: &Ctx, event: &EventId) -> Result<Sources, ServiceError> {
@@ -267,7 +268,7 @@ async fn sources(ctx: &Ctx, event: &EventId) -> Result<Sources, ServiceError> {
     let sessions = sessions::sessions_of(ctx, &event.id).await?;
     let people = people::people_of(ctx, &event.id).await?;
     let input = engine_input(&event, &program, &rooms, &sessions);
-    let stored = store::load_opt(ctx, &keys::timetable(ctx, &event.id)).await?;
+    let stored = stored::load(ctx, &event.id).await?;
     Ok(Sources {
         event,
         event_item,
@@ -372,7 +373,7 @@ pub async fn build_timetable(ctx: &Ctx, event: &EventId) -> Result<Planned<Built
     }
     let names = Names::new(&src.rooms, &src.sessions, &src.people);
     let mut input = src.input.clone();
-    input.previous = src.stored.as_ref().map(|(s, _)| s.timetable.clone());
+    input.previous = src.stored.as_ref().map(|s| s.doc.timetable.clone());
     let replanned = input.previous.is_some();
     let (input, solved) = solve_on_the_blocking_pool(input).await?;
     let tt = solved.map_err(|infeasible| {
@@ -405,24 +406,27 @@ pub async fn build_timetable(ctx: &Ctx, event: &EventId) -> Result<Planned<Built
         names,
         replanned,
     };
-    if let Some((stored, _)) = &src.stored
-        && stored.input == src.input
-        && stored.timetable == tt
+    if let Some(stored) = &src.stored
+        && stored.built_from(&src.input)
+        && stored.doc.timetable == tt
     {
         return Ok(Planned::unchanged(ctx, built));
     }
     let doc = StoredTimetable {
-        input: src.input,
         timetable: tt,
         built_ms: ctx.now_millis(),
     };
     let tx = Audited::new(ctx)
         .label(format!("Build the timetable of {}", src.event.quoted()))
         .require_unchanged(&src.event_item);
-    let tx = match &src.stored {
-        Some((_, item)) => tx.replace(item, &doc),
-        None => tx.put_new(keys::timetable(ctx, &src.event.id), &doc),
-    };
+    let tx = stored::write(
+        ctx,
+        tx,
+        &src.event.id,
+        src.stored.as_ref(),
+        &src.input,
+        &doc,
+    );
     Ok(Planned::new(tx, built))
 }
 
@@ -465,9 +469,11 @@ pub async fn get_timetable(
     event: &EventId,
 ) -> Result<Option<TimetableView>, ServiceError> {
     let src = sources(ctx, event).await?;
-    let Some((stored, _)) = src.stored else {
+    let Some(stored) = src.stored else {
         return Ok(None);
     };
+    let up_to_date = stored.built_from(&src.input);
+    let stored = stored.doc;
     let names = Names::new(&src.rooms, &src.sessions, &src.people);
     let slots = stored
         .timetable
@@ -487,7 +493,7 @@ pub async fn get_timetable(
         })
         .collect();
     Ok(Some(TimetableView {
-        up_to_date: stored.input == src.input,
+        up_to_date,
         event: src.event,
         stored,
         slots,
@@ -519,11 +525,10 @@ pub(crate) async fn public_slots(
     ctx: &Ctx,
     event: &Event,
 ) -> Result<Vec<PublicSlot>, ServiceError> {
-    let Some((stored, _)) =
-        store::load_opt::<StoredTimetable>(ctx, &keys::timetable(ctx, &event.id)).await?
-    else {
+    let Some(stored) = stored::load(ctx, &event.id).await? else {
         return Ok(Vec::new());
     };
+    let stored = stored.doc;
     let rooms = rooms::rooms_of(ctx, &event.id).await?;
     let sessions = sessions::sessions_of(ctx, &event.id).await?;
     let people = people::people_of(ctx, &event.id).await?;

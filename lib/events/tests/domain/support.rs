@@ -135,12 +135,13 @@ impl World {
         self.dump(&format!("USER#{user}")).await
     }
 
-    /// A user's domain records only (no profile, audit or action rows).
+    /// A user's domain records only (no profile, audit or action rows): the events with
+    /// everything in them, and their timetable documents.
     pub async fn records(&self, user: &UserId) -> Vec<(String, u64, Option<i64>, Value)> {
         self.dump_user(user)
             .await
             .into_iter()
-            .filter(|(sk, ..)| sk.starts_with("EVENT#"))
+            .filter(|(sk, ..)| sk.starts_with("EVENT#") || sk.starts_with("TIMETABLE#"))
             .collect()
     }
 }
