@@ -955,7 +955,7 @@ pub async fn delete_event(ctx: &Ctx, id: &EventId) -> Result<Planned<Deleted>, S
         tx = tx.delete(child);
     }
     // The timetable document is kept outside the event's records; its stamp is one of them.
-    let tx = crate::schedule::delete_timetable_doc(ctx, tx, id).await?;
+    let tx = crate::timetable_record::delete_doc(ctx, tx, id).await?;
     let records = children.len();
     Ok(Planned::new(tx, Deleted { event, records }))
 }

@@ -46,6 +46,7 @@ pub mod slug;
 mod store;
 pub mod text;
 pub mod timetable;
+mod timetable_record;
 pub mod tools;
 pub mod views;
 pub mod when;

@@ -11,6 +11,7 @@ use crate::program::{self, Program};
 use crate::rooms::{self, Room};
 use crate::schedule;
 use crate::sessions;
+use crate::timetable_record;
 
 /// Whether an event has a timetable and whether it still matches its records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub async fn event_overview(ctx: &Ctx, id: &EventId) -> Result<Overview, Service
     let program = program::program_of(ctx, id).await?;
     // The timetable's stamp only, never the timetable itself (the context block reads this
     // every turn).
-    let timetable = match schedule::timetable_basis(ctx, id).await? {
+    let timetable = match timetable_record::basis(ctx, id).await? {
         None => TimetableStatus::NotBuilt,
         Some(basis)
             if basis.matches(&schedule::engine_input(&event, &program, &rooms, &sessions)) =>

@@ -1,7 +1,7 @@
 //! The stored timetable of an event: built by the [`crate::timetable`] engine from the event's
 //! records, re-validated by the engine's independent checker before anything is saved, and
 //! kept with a stamp of the input it was built from, so reading it can tell whether the
-//! records have changed since ("out of date"); where the two are kept: [`stored`].
+//! records have changed since ("out of date"); where the two are kept: [`crate::timetable_record`].
 //!
 //! Rebuilding passes the stored timetable as the previous one: every placement that is still
 //! valid stays, and the result says what moved and why.
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use jiff::civil::{Date, Time};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use steward_harness::{Audited, Ctx, ServiceError};
 
 use crate::events::{self, Event};
@@ -24,19 +24,8 @@ use crate::timetable::{
 };
 use crate::when::{self, minutes_of};
 
-mod stored;
-
-pub(crate) use stored::{basis as timetable_basis, delete_doc as delete_timetable_doc};
-
-/// The stored document: the timetable and when it was built (what it was built from is in its
-/// stamp, [`stored`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredTimetable {
-    /// What the engine returned (checked).
-    pub timetable: Timetable,
-    /// When it was built, in epoch milliseconds.
-    pub built_ms: i64,
-}
+use crate::timetable_record as stored;
+pub use crate::timetable_record::StoredTimetable;
 
 /// Names of the ids in a timetable, for sentences people read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -12,16 +12,28 @@
 //! Before 2026-12-04 one record at the stamp's key held the whole document with a copy of its
 //! input. Such a record is still read as it is (compared input to input) until the next build
 //! replaces it with a stamp and a document.
+//!
+//! Below the record modules (like `session_record.rs`): `events.rs` deletes the document with
+//! its event, and [`crate::schedule`] builds and reads through here.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use steward_harness::{Audited, Ctx, ServiceError};
 use steward_store::Item;
 
-use super::StoredTimetable;
 use crate::ids::EventId;
 use crate::keys;
 use crate::timetable::{Timetable, TimetableInput};
+
+/// The stored document: the timetable and when it was built (what it was built from is in its
+/// stamp).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredTimetable {
+    /// What the engine returned (checked).
+    pub timetable: Timetable,
+    /// When it was built, in epoch milliseconds.
+    pub built_ms: i64,
+}
 
 /// The stamp record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
