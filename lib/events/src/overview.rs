@@ -62,7 +62,7 @@ pub async fn event_overview(ctx: &Ctx, id: &EventId) -> Result<Overview, Service
     let registered = events::registered_count(ctx, id).await?;
     let rooms = rooms::rooms_of(ctx, id).await?;
     let sessions = sessions::sessions_of(ctx, id).await?;
-    let people = people::people_of(ctx, id).await?;
+    let people = people::people_count(ctx, id).await?;
     let program = program::program_of(ctx, id).await?;
     // The timetable's stamp only, never the timetable itself (the context block reads this
     // every turn).
@@ -79,7 +79,7 @@ pub async fn event_overview(ctx: &Ctx, id: &EventId) -> Result<Overview, Service
         registered,
         session_minutes: sessions.iter().map(|s| u32::from(s.duration_minutes)).sum(),
         sessions: sessions.len(),
-        people: people.len(),
+        people,
         rooms,
         program,
         timetable,

@@ -40,6 +40,13 @@ pub(crate) async fn people_of(ctx: &Ctx, event: &EventId) -> Result<Vec<Person>,
         .collect())
 }
 
+/// How many people the event has, without reading them where the store can count (the
+/// overview, and so every turn's context block, needs only the number).
+pub(crate) async fn people_count(ctx: &Ctx, event: &EventId) -> Result<usize, ServiceError> {
+    ctx.count_records(&keys::people_prefix(event), PEOPLE_MAX)
+        .await
+}
+
 /// The event's people, in creation order.
 pub async fn list_people(ctx: &Ctx, event: &EventId) -> Result<Vec<Person>, ServiceError> {
     events::load_event(ctx, event).await?;

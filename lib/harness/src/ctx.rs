@@ -247,6 +247,17 @@ impl Ctx {
         let query = Query::prefix(self.user_pk(), sk_prefix);
         Ok(self.table.query_all(&query, max_items).await?)
     }
+
+    /// How many of the caller's records start with `sk_prefix` (at most `max_items`), without
+    /// reading them where the store can count in place.
+    pub async fn count_records(
+        &self,
+        sk_prefix: &str,
+        max_items: usize,
+    ) -> Result<usize, ServiceError> {
+        let query = Query::prefix(self.user_pk(), sk_prefix);
+        Ok(self.table.count(&query, max_items).await?)
+    }
 }
 
 #[cfg(test)]

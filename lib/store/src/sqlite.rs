@@ -259,36 +259,7 @@ impl Table for SqliteTable {
             ));
         }
         self.inner.run(|conn, now| {
-            let mut sql = String::from(
-                "SELECT pk, sk, version, ttl, data FROM items WHERE pk = ? AND (ttl IS NULL OR ttl > ?)",
-            );
-            let mut args: Vec<rusqlite::types::Value> = vec![query.pk.clone().into(), now.into()];
-            let mut bound = |sql: &mut String, clause: &str, v: &str| {
-                sql.push_str(clause);
-                args.push(v.to_owned().into());
-            };
-            match &query.sort {
-                SortKey::All => {}
-                SortKey::Prefix(p) => {
-                    bound(&mut sql, " AND sk >= ?", p);
-                    if let Some(upper) = prefix_successor(p) {
-                        bound(&mut sql, " AND sk < ?", &upper);
-                    }
-                }
-                SortKey::Between(a, b) => {
-                    bound(&mut sql, " AND sk >= ?", a);
-                    bound(&mut sql, " AND sk <= ?", b);
-                }
-                SortKey::After(a) => bound(&mut sql, " AND sk > ?", a),
-                SortKey::From(a) => bound(&mut sql, " AND sk >= ?", a),
-                SortKey::Before(b) => bound(&mut sql, " AND sk < ?", b),
-            }
-            if let Some(Cursor(c)) = &query.after {
-                match query.order {
-                    Order::Ascending => bound(&mut sql, " AND sk > ?", c),
-                    Order::Descending => bound(&mut sql, " AND sk < ?", c),
-                }
-            }
+            let (mut sql, mut args) = matching("SELECT pk, sk, version, ttl, data", query, now);
             sql.push_str(match query.order {
                 Order::Ascending => " ORDER BY sk ASC",
                 Order::Descending => " ORDER BY sk DESC",
@@ -296,7 +267,11 @@ impl Table for SqliteTable {
             let limit = query.limit.max(1);
             sql.push_str(" LIMIT ?");
             // One extra row tells us, exactly, whether another page exists.
-            args.push(i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX).into());
+            args.push(
+                i64::try_from(limit.saturating_add(1))
+                    .unwrap_or(i64::MAX)
+                    .into(),
+            );
 
             let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
             let rows = stmt
@@ -313,6 +288,26 @@ impl Table for SqliteTable {
                 None
             };
             Ok(Page { items, next })
+        })
+    }
+
+    async fn count(&self, query: &Query, max_items: usize) -> Result<usize, StoreError> {
+        if query.pk.is_empty() {
+            return Err(StoreError::InvalidTransaction(
+                "partition key must not be empty".into(),
+            ));
+        }
+        self.inner.run(|conn, now| {
+            // The rows are counted where they lie: nothing is decoded.
+            let (inner, mut args) = matching("SELECT 1", query, now);
+            let sql = format!("SELECT COUNT(*) FROM ({inner} LIMIT ?)");
+            args.push(i64::try_from(max_items).unwrap_or(i64::MAX).into());
+            let n: i64 = conn
+                .prepare_cached(&sql)
+                .map_err(backend)?
+                .query_row(params_from_iter(args.iter()), |r| r.get(0))
+                .map_err(backend)?;
+            Ok(usize::try_from(n).unwrap_or(0))
         })
     }
 
@@ -452,6 +447,40 @@ fn decode((pk, sk, version, ttl, data): RawRow) -> Result<Item, StoreError> {
         ttl,
         data,
     })
+}
+
+/// `select` over the live items `query` matches (its sort-key condition and cursor; not its
+/// order or page size), with the statement's arguments.
+fn matching(select: &str, query: &Query, now: i64) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = format!("{select} FROM items WHERE pk = ? AND (ttl IS NULL OR ttl > ?)");
+    let mut args: Vec<rusqlite::types::Value> = vec![query.pk.clone().into(), now.into()];
+    let mut bound = |sql: &mut String, clause: &str, v: &str| {
+        sql.push_str(clause);
+        args.push(v.to_owned().into());
+    };
+    match &query.sort {
+        SortKey::All => {}
+        SortKey::Prefix(p) => {
+            bound(&mut sql, " AND sk >= ?", p);
+            if let Some(upper) = prefix_successor(p) {
+                bound(&mut sql, " AND sk < ?", &upper);
+            }
+        }
+        SortKey::Between(a, b) => {
+            bound(&mut sql, " AND sk >= ?", a);
+            bound(&mut sql, " AND sk <= ?", b);
+        }
+        SortKey::After(a) => bound(&mut sql, " AND sk > ?", a),
+        SortKey::From(a) => bound(&mut sql, " AND sk >= ?", a),
+        SortKey::Before(b) => bound(&mut sql, " AND sk < ?", b),
+    }
+    if let Some(Cursor(c)) = &query.after {
+        match query.order {
+            Order::Ascending => bound(&mut sql, " AND sk > ?", c),
+            Order::Descending => bound(&mut sql, " AND sk < ?", c),
+        }
+    }
+    (sql, args)
 }
 
 /// The smallest string greater than every string starting with `prefix` (None when no such

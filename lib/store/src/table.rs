@@ -33,6 +33,13 @@ pub trait Table: Send + Sync + std::fmt::Debug + 'static {
     /// in [`StoreError::ConditionFailed`].
     async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
 
+    /// How many live items [`Table::query_all`] would return for `query` with `max_items`
+    /// (its page size does not matter), without handing them over: for a caller that needs
+    /// only the number. This default reads them; the SQLite adapter counts them in place.
+    async fn count(&self, query: &Query, max_items: usize) -> Result<usize, StoreError> {
+        Ok(self.query_all(query, max_items).await?.len())
+    }
+
     /// Every live item matching the query, following cursors to the end. Meant for small
     /// partitions (a conversation's rows, a user's records); `max_items` bounds the work.
     async fn query_all(&self, query: &Query, max_items: usize) -> Result<Vec<Item>, StoreError> {

@@ -54,6 +54,8 @@ async fn the_block_says_when_who_and_what(w: World) {
     assert_eq!(active["name"], "Spring Open");
     assert_eq!(active["rooms"].as_array().unwrap().len(), 2);
     assert_eq!(active["sessions"], 3);
+    // Counted, not read: the seed's one speaker.
+    assert_eq!(active["people"], 1);
     assert_eq!(active["program"]["changeover_minutes"], 10);
     assert_eq!(active["timetable"], "up to date");
     assert_eq!(

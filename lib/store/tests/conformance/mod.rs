@@ -481,6 +481,63 @@ pub async fn query_order_prefix_range_limit_and_pages(fx: Fixture) {
     assert_eq!(capped.len(), 60);
 }
 
+/// `count` answers what `query_all` would hold, whatever the query's shape: prefix, range,
+/// order, cursor, page size and the bound; expired items are not counted.
+pub async fn count_is_what_query_all_would_return(fx: Fixture) {
+    let t = &fx.table;
+    seed(t, 130).await;
+    let now = now(&fx);
+    t.write(vec![
+        WriteOp::put(Item::new("Q", "ITEM#9998", json!({})).with_ttl(now - 1)),
+        WriteOp::put(Item::new("Q", "ITEM#9999", json!({})).with_ttl(now + 60)),
+    ])
+    .await
+    .unwrap();
+    // Cursors from real pages: after the 120th item going up, after the 5th going down.
+    let up = t
+        .query(&Query::prefix("Q", "ITEM#").limit(120))
+        .await
+        .unwrap()
+        .next;
+    let down = t
+        .query(&Query::prefix("Q", "ITEM#").descending().limit(5))
+        .await
+        .unwrap()
+        .next;
+    assert!(up.is_some() && down.is_some());
+    let queries = [
+        Query::partition("Q"),
+        Query::prefix("Q", "ITEM#"),
+        Query::prefix("Q", "ITEM#00").descending().limit(3),
+        Query::prefix("Q", "NOTHING#"),
+        Query::partition("Q").sort(SortKey::Between("ITEM#0010".into(), "ITEM#0020".into())),
+        Query::partition("Q").sort(SortKey::After("ITEM#0100".into())),
+        Query::partition("Q").sort(SortKey::Before("ITEM#0005".into())),
+        Query::prefix("Q", "ITEM#").after(up),
+        Query::prefix("Q", "ITEM#").descending().after(down),
+        Query::partition("EMPTY"),
+    ];
+    for q in &queries {
+        for max in [0, 1, 7, 100, 1_000] {
+            let all = t.query_all(q, max).await.unwrap().len();
+            assert_eq!(t.count(q, max).await.unwrap(), all, "{q:?}, at most {max}");
+        }
+    }
+    assert_eq!(
+        t.count(&Query::prefix("Q", "ITEM#"), 1_000).await.unwrap(),
+        131
+    );
+    fx.clock.advance_millis(60_000);
+    assert_eq!(
+        t.count(&Query::prefix("Q", "ITEM#"), 1_000).await.unwrap(),
+        130
+    );
+    assert!(matches!(
+        t.count(&Query::partition(""), 10).await,
+        Err(StoreError::InvalidTransaction(_))
+    ));
+}
+
 pub async fn expired_items_are_absent_everywhere(fx: Fixture) {
     let t = &fx.table;
     let now = now(&fx);
