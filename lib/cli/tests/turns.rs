@@ -45,7 +45,7 @@ fn row(
     note: Option<StepNote>,
 ) -> ModelRow {
     ModelRow {
-        message,
+        message: message.into(),
         source,
         stop_reason: stop.map(str::to_owned),
         note,

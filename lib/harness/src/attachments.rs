@@ -262,7 +262,7 @@ fn stored_key(block: &ContentBlock) -> Option<&str> {
 }
 
 /// Whether each stored reference in `messages` is a document (else an image).
-fn stored_kinds(messages: &[Message]) -> HashMap<&str, bool> {
+fn stored_kinds(messages: &[Arc<Message>]) -> HashMap<&str, bool> {
     let mut kinds = HashMap::new();
     for block in messages.iter().flat_map(|m| &m.content) {
         if let Some(key) = stored_key(block) {
@@ -305,8 +305,8 @@ impl RequestRoom {
 pub(crate) async fn resolve(
     blobs: Option<&dyn BlobStore>,
     owner: &UserId,
-    mut messages: Vec<Message>,
-) -> Vec<Message> {
+    mut messages: Vec<Arc<Message>>,
+) -> Vec<Arc<Message>> {
     let keys: Vec<String> = steward_llm::stored_media_keys(&messages)
         .into_iter()
         .map(str::to_owned)
@@ -347,7 +347,13 @@ pub(crate) async fn resolve(
     }
     if !replaced.is_empty() {
         for message in &mut messages {
-            for block in &mut message.content {
+            let replaces =
+                |b: &ContentBlock| stored_key(b).is_some_and(|k| replaced.contains_key(k));
+            if !message.content.iter().any(replaces) {
+                continue;
+            }
+            // Copied only here; the messages without a replaced reference stay shared.
+            for block in &mut Arc::make_mut(message).content {
                 if let Some(text) = stored_key(block).and_then(|k| replaced.get(k)) {
                     *block = ContentBlock::text(*text);
                 }
@@ -413,7 +419,7 @@ mod tests {
         let png = MediaType::parse("image/png").unwrap();
         let key = store.put(&owner, &png, vec![1, 2, 3]).await.unwrap();
         let gone = BlobKey::for_content(&owner, &png, &[9]);
-        let messages = vec![Message::user(vec![image(&gone), image(&key)])];
+        let messages = vec![Arc::new(Message::user(vec![image(&gone), image(&key)]))];
         let out = resolve(Some(&store), &user, messages.clone()).await;
         assert_eq!(out[0].content[0], ContentBlock::text(MEDIA_GONE_TEXT));
         match &out[0].content[1] {
@@ -461,7 +467,10 @@ mod tests {
         for fill in 1..=3u8 {
             keys.push(store.put(&owner, &png, vec![fill; len]).await.unwrap());
         }
-        let messages: Vec<Message> = keys.iter().map(|k| Message::user(vec![image(k)])).collect();
+        let messages: Vec<Arc<Message>> = keys
+            .iter()
+            .map(|k| Arc::new(Message::user(vec![image(k)])))
+            .collect();
         let out = resolve(Some(&store), &user, messages).await;
         assert_eq!(out[0].content[0], ContentBlock::text(MEDIA_DROPPED_TEXT));
         for message in &out[1..] {

@@ -111,7 +111,7 @@ pub async fn compact(
     }
     let next = conv.meta.segment + 1;
     let row = ModelRow {
-        message: Message::user_text(format!("{NOTES_HEADER}\n{}", notes.trim())),
+        message: Message::user_text(format!("{NOTES_HEADER}\n{}", notes.trim())).into(),
         source: RowSource::Notes,
         stop_reason: None,
         note: None,

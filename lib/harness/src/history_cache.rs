@@ -204,7 +204,8 @@ mod tests {
                 Message::user(block)
             } else {
                 Message::assistant(block)
-            },
+            }
+            .into(),
             source: if user {
                 RowSource::User
             } else {

@@ -9,6 +9,8 @@
 //!
 //! Both are keyed by position, so a resumed turn that writes a row again changes nothing.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use steward_llm::{ContentBlock, Message, Role};
 use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
@@ -49,8 +51,9 @@ pub enum RowSource {
 /// One stored model-transcript row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRow {
-    /// The message, exactly as sent or received.
-    pub message: Message,
+    /// The message, exactly as sent or received; shared with every request that sends it
+    /// (see [`to_messages`]).
+    pub message: Arc<Message>,
     /// Who produced it.
     pub source: RowSource,
     /// For model responses: the stop reason as the API gave it.
@@ -332,25 +335,30 @@ pub async fn append(
 
 /// The messages to send for `rows`: consecutive rows of one role merged into one message
 /// (content concatenated in order, nothing altered), and reasoning blocks left out of rows
-/// sorting before `reasoning_floor`.
-pub fn to_messages(rows: &[PlacedRow], reasoning_floor: Option<&str>) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::new();
+/// sorting before `reasoning_floor`. A row's message is shared with the request, not copied,
+/// unless the request changes it (merged with its neighbour, or reasoning left out).
+pub fn to_messages(rows: &[PlacedRow], reasoning_floor: Option<&str>) -> Vec<Arc<Message>> {
+    let mut out: Vec<Arc<Message>> = Vec::with_capacity(rows.len() + 1);
     for placed in rows {
-        let strip = reasoning_floor.is_some_and(|floor| placed.sk.as_str() < floor);
-        let blocks = placed
-            .row
-            .message
-            .content
-            .iter()
-            .filter(|b| !(strip && b.is_reasoning()))
-            .cloned();
-        let role = placed.row.message.role;
+        let message = &placed.row.message;
+        let strip = reasoning_floor.is_some_and(|floor| placed.sk.as_str() < floor)
+            && message.content.iter().any(ContentBlock::is_reasoning);
+        let blocks = || {
+            message
+                .content
+                .iter()
+                .filter(|b| !(strip && b.is_reasoning()))
+                .cloned()
+        };
         match out.last_mut() {
-            Some(last) if last.role == role => last.content.extend(blocks),
-            _ => out.push(Message {
-                role,
-                content: blocks.collect(),
-            }),
+            Some(last) if last.role == message.role => {
+                Arc::make_mut(last).content.extend(blocks());
+            }
+            _ if strip => out.push(Arc::new(Message {
+                role: message.role,
+                content: blocks().collect(),
+            })),
+            _ => out.push(Arc::clone(message)),
         }
     }
     // Stripping can empty a message; drop it and merge what then touches.
@@ -361,11 +369,14 @@ pub fn to_messages(rows: &[PlacedRow], reasoning_floor: Option<&str>) -> Vec<Mes
 }
 
 /// `messages` without empty ones, consecutive messages of one role merged into one.
-fn merge_neighbours(messages: Vec<Message>) -> Vec<Message> {
-    let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+fn merge_neighbours(messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
+    let mut merged: Vec<Arc<Message>> = Vec::with_capacity(messages.len());
     for m in messages.into_iter().filter(|m| !m.content.is_empty()) {
         match merged.last_mut() {
-            Some(last) if last.role == m.role => last.content.extend(m.content),
+            Some(last) if last.role == m.role => {
+                let content = Arc::unwrap_or_clone(m).content;
+                Arc::make_mut(last).content.extend(content);
+            }
             _ => merged.push(m),
         }
     }
@@ -394,14 +405,12 @@ fn tool_use_ids(message: &Message) -> Vec<&str> {
 /// tool result answering no call of the message before is dropped. A history that needs no
 /// repair is returned as it is, byte for byte, and the repair is a pure function of the stored
 /// rows: a repaired history is the same prefix on every later request.
-fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
+fn pair_tool_calls(mut messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
     let mut repaired = false;
     let mut i = 0;
     while i < messages.len() {
-        let expected: Vec<String> = match i.checked_sub(1).map(|p| &messages[p]) {
-            Some(prev) if prev.role == Role::Assistant => {
-                tool_use_ids(prev).into_iter().map(str::to_owned).collect()
-            }
+        let expected: Vec<&str> = match i.checked_sub(1).map(|p| &messages[p]) {
+            Some(prev) if prev.role == Role::Assistant => tool_use_ids(prev),
             _ => Vec::new(),
         };
         let message = &messages[i];
@@ -413,21 +422,18 @@ fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
                     .map(|id| ContentBlock::tool_result(id, UNFINISHED_CALL, true))
                     .collect();
                 tracing::warn!("history ends in unanswered tool calls; closed as not finished");
-                messages.push(Message::user(results));
+                messages.push(Arc::new(Message::user(results)));
                 repaired = true;
             }
             i += 1;
             continue;
         }
-        let answers = |b: &ContentBlock| match b {
-            ContentBlock::ToolResult(r) => Some(r.tool_use_id.clone()),
-            _ => None,
-        };
-        let answered: Vec<String> = message.content.iter().filter_map(answers).collect();
+        let answered: Vec<&str> = message.content.iter().filter_map(answered_id).collect();
         let orphans = answered.iter().any(|id| !expected.contains(id));
-        let missing: Vec<&String> = expected
+        let missing: Vec<String> = expected
             .iter()
             .filter(|id| !answered.contains(id))
+            .map(|id| (*id).to_owned())
             .collect();
         if !orphans && missing.is_empty() {
             i += 1;
@@ -439,13 +445,15 @@ fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
             "history with unpaired tool calls; repaired for the request"
         );
         repaired = true;
-        let (results, rest): (Vec<ContentBlock>, Vec<ContentBlock>) = messages[i]
-            .content
-            .drain(..)
-            .partition(|b| matches!(b, ContentBlock::ToolResult(_)));
+        let expected: Vec<String> = expected.into_iter().map(str::to_owned).collect();
+        let (results, rest): (Vec<ContentBlock>, Vec<ContentBlock>) =
+            Arc::make_mut(&mut messages[i])
+                .content
+                .drain(..)
+                .partition(|b| matches!(b, ContentBlock::ToolResult(_)));
         let mut content: Vec<ContentBlock> = results
             .into_iter()
-            .filter(|b| answers(b).is_some_and(|id| expected.contains(&id)))
+            .filter(|b| answered_id(b).is_some_and(|id| expected.iter().any(|e| e == id)))
             .collect();
         content.extend(
             missing
@@ -453,7 +461,7 @@ fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
                 .map(|id| ContentBlock::tool_result(id, UNFINISHED_CALL, true)),
         );
         content.extend(rest);
-        messages[i].content = content;
+        Arc::make_mut(&mut messages[i]).content = content;
         i += 1;
     }
     if repaired {
@@ -468,6 +476,14 @@ fn pair_tool_calls(mut messages: Vec<Message>) -> Vec<Message> {
         };
     }
     messages
+}
+
+/// The id of the call a tool result answers.
+fn answered_id(block: &ContentBlock) -> Option<&str> {
+    match block {
+        ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+        _ => None,
+    }
 }
 
 /// Characters of non-reasoning content in `rows`: the compaction measure.
@@ -538,7 +554,7 @@ pub async fn record_shown(
         return Ok(());
     }
     let row = ModelRow {
-        message: Message::assistant(vec![ContentBlock::text(note)]),
+        message: Message::assistant(vec![ContentBlock::text(note)]).into(),
         source: RowSource::Shown,
         stop_reason: None,
         note: None,
@@ -733,7 +749,7 @@ mod tests {
             turn,
             step,
             row: ModelRow {
-                message,
+                message: message.into(),
                 source,
                 stop_reason: None,
                 note: None,
@@ -770,5 +786,43 @@ mod tests {
             [next, reply]
         );
         assert!(from_first_plain_user_row(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn messages_are_shared_with_the_rows_and_copied_only_where_a_request_changes_them() {
+        let ask = row(1, 0, Message::user_text("hi"), RowSource::User);
+        let reasoned = row(
+            1,
+            1,
+            Message::assistant(vec![
+                ContentBlock::thinking("hmm", "sig"),
+                ContentBlock::text("Hello."),
+            ]),
+            RowSource::Model,
+        );
+        let again = row(2, 0, Message::user_text("and?"), RowSource::User);
+        let more = row(2, 1, Message::user_text("also this"), RowSource::Harness);
+        let rows = [ask.clone(), reasoned.clone(), again.clone(), more.clone()];
+
+        let sent = to_messages(&rows, None);
+        assert_eq!(sent.len(), 3, "the two user rows in a row are one message");
+        assert!(Arc::ptr_eq(&sent[0], &ask.row.message));
+        assert!(Arc::ptr_eq(&sent[1], &reasoned.row.message));
+        assert!(!Arc::ptr_eq(&sent[2], &again.row.message), "merged: a copy");
+        assert_eq!(sent[2].content.len(), 2);
+        assert_eq!(
+            again.row.message.content.len(),
+            1,
+            "the row is left as it was"
+        );
+
+        // Reasoning left out of rows before the floor: that row's message is a copy without
+        // it; the stored row keeps its reasoning.
+        let floor = keys::model_sk(0, 2, 0);
+        let sent = to_messages(&rows, Some(&floor));
+        assert!(Arc::ptr_eq(&sent[0], &ask.row.message));
+        assert!(!Arc::ptr_eq(&sent[1], &reasoned.row.message));
+        assert_eq!(sent[1].content, [ContentBlock::text("Hello.")]);
+        assert_eq!(reasoned.row.message.content.len(), 2);
     }
 }

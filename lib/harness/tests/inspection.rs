@@ -360,7 +360,7 @@ async fn rows_written_before_the_notes_still_read(r: Rig) {
     assert_eq!(t.message, None, "no visible user row was stored");
     // A harness line, and the stored JSON of the new fields, round-trip.
     let row = ModelRow {
-        message: Message::assistant(vec![ContentBlock::text("x")]),
+        message: Message::assistant(vec![ContentBlock::text("x")]).into(),
         source: RowSource::Harness,
         stop_reason: None,
         note: None,

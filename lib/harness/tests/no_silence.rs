@@ -53,7 +53,7 @@ async fn stored(r: &Rig, turn: u64, step: u32, row: ModelRow) {
 
 fn user_row(text: &str) -> ModelRow {
     ModelRow {
-        message: Message::user_text(transcript::user_turn_text("ctx", text)),
+        message: Message::user_text(transcript::user_turn_text("ctx", text)).into(),
         source: RowSource::User,
         stop_reason: None,
         note: None,
@@ -62,7 +62,7 @@ fn user_row(text: &str) -> ModelRow {
 
 fn model_row(content: Vec<ContentBlock>, stop: &str) -> ModelRow {
     ModelRow {
-        message: Message::assistant(content),
+        message: Message::assistant(content).into(),
         source: RowSource::Model,
         stop_reason: Some(stop.into()),
         note: None,
@@ -132,11 +132,11 @@ fn result_text(req: &CreateRequest, id: &str) -> (String, bool) {
 }
 
 /// Messages without cache marks (they move to the newest message by design).
-fn unmarked(messages: &[Message]) -> Vec<Message> {
+fn unmarked(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
     messages
         .iter()
-        .cloned()
-        .map(|mut m| {
+        .map(|m| {
+            let mut m = Message::clone(m);
             for b in &mut m.content {
                 b.set_cache_control(None);
             }

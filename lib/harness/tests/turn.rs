@@ -26,11 +26,11 @@ async fn rig(backend: Backend) -> Option<Rig> {
 
 /// Every message sent, with cache breakpoints removed (they move to the newest message by
 /// design and are not content).
-fn without_cache_marks(messages: &[Message]) -> Vec<Message> {
+fn without_cache_marks(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
     messages
         .iter()
-        .cloned()
-        .map(|mut m| {
+        .map(|m| {
+            let mut m = Message::clone(m);
             for b in &mut m.content {
                 b.set_cache_control(None);
             }
@@ -565,6 +565,25 @@ async fn replay_is_append_only_and_byte_stable(r: Rig) {
         assert!(
             Arc::ptr_eq(&a.tools, &b.tools),
             "every request shares the one frozen tool list"
+        );
+    }
+    // Requests share the stored rows' messages: the breakpoint goes on the request's own copy
+    // of its newest message, so no earlier message ever carries one.
+    for req in &reqs {
+        let marked = req
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter(|b| {
+                serde_json::to_value(b)
+                    .unwrap()
+                    .get("cache_control")
+                    .is_some()
+            })
+            .count();
+        assert_eq!(
+            marked, 1,
+            "one breakpoint per request, on its newest message"
         );
     }
     // The newest message carries the cache breakpoint; the context block is fresh each turn.

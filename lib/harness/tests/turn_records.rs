@@ -46,11 +46,11 @@ fn calls(uses: &[(&str, &str, serde_json::Value)]) -> CreateResponse {
     )
 }
 
-fn without_cache_marks(messages: &[Message]) -> Vec<Message> {
+fn without_cache_marks(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
     messages
         .iter()
-        .cloned()
-        .map(|mut m| {
+        .map(|m| {
+            let mut m = Message::clone(m);
             for b in &mut m.content {
                 b.set_cache_control(None);
             }

@@ -14,6 +14,7 @@
 //! [`LlmError::UnresolvedMedia`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -69,7 +70,7 @@ impl CreateRequest {
 
 /// The blob keys of every stored media reference in `messages`, each once, in order of first
 /// appearance.
-pub fn stored_media_keys(messages: &[Message]) -> Vec<&str> {
+pub fn stored_media_keys(messages: &[Arc<Message>]) -> Vec<&str> {
     let mut keys: Vec<&str> = Vec::new();
     for message in messages {
         collect_keys(&message.content, &mut keys);
@@ -105,14 +106,17 @@ fn collect_keys<'a>(blocks: &'a [ContentBlock], keys: &mut Vec<&'a str>) {
 }
 
 /// `messages` with every stored media reference replaced by base64 bytes from `blobs` (see
-/// [`CreateRequest::with_stored_media_resolved`]).
+/// [`CreateRequest::with_stored_media_resolved`]). Only the messages holding a reference are
+/// copied; the others stay shared.
 pub fn resolve_stored_media<B: AsRef<[u8]>>(
-    messages: &[Message],
+    messages: &[Arc<Message>],
     blobs: &HashMap<String, B>,
-) -> Result<Vec<Message>, MissingMedia> {
+) -> Result<Vec<Arc<Message>>, MissingMedia> {
     let mut resolved = messages.to_vec();
     for message in &mut resolved {
-        resolve_blocks(&mut message.content, blobs)?;
+        if first_unresolved_in(&message.content).is_some() {
+            resolve_blocks(&mut Arc::make_mut(message).content, blobs)?;
+        }
     }
     Ok(resolved)
 }
@@ -160,7 +164,7 @@ fn encoded<B: AsRef<[u8]>>(key: &str, blobs: &HashMap<String, B>) -> Result<Stri
 }
 
 /// The key of the first stored media reference left in `messages`, if any.
-fn first_unresolved(messages: &[Message]) -> Option<String> {
+fn first_unresolved(messages: &[Arc<Message>]) -> Option<String> {
     messages
         .iter()
         .find_map(|message| first_unresolved_in(&message.content))

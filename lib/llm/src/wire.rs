@@ -171,8 +171,12 @@ pub struct CreateRequest {
     /// client encodes it once per list, `http.rs`).
     #[serde(default, skip_serializing_if = "no_system")]
     pub system: Arc<[SystemBlock]>,
-    /// The conversation so far, oldest first.
-    pub messages: Vec<Message>,
+    /// The conversation so far, oldest first. Each message is shared, not copied: the harness
+    /// keeps a conversation's stored rows in memory between turns and every request of a turn
+    /// points at them (cloning, then freeing, every earlier block for each model call was a
+    /// tenth of a turn's CPU); a message is copied only where a request changes it (its cache
+    /// breakpoint, resolved media, merged rows), with [`Arc::make_mut`].
+    pub messages: Vec<Arc<Message>>,
     /// Tools the model may call, in a fixed order. Shared, not copied: the harness builds the
     /// list once at start-up and every request of every conversation points at it (copying
     /// and freeing the tools' JSON schemas was a tenth of a turn's CPU).
@@ -199,12 +203,16 @@ fn no_tools(tools: &Arc<[ToolSpec]>) -> bool {
 
 impl CreateRequest {
     /// A request with only the required fields set.
-    pub fn new(model: impl Into<String>, max_tokens: u32, messages: Vec<Message>) -> Self {
+    pub fn new(
+        model: impl Into<String>,
+        max_tokens: u32,
+        messages: impl IntoIterator<Item = impl Into<Arc<Message>>>,
+    ) -> Self {
         Self {
             model: model.into(),
             max_tokens,
             system: Arc::from([]),
-            messages,
+            messages: messages.into_iter().map(Into::into).collect(),
             tools: Arc::from([]),
             thinking: None,
             output_config: None,

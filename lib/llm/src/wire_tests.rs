@@ -277,7 +277,7 @@ fn full_request() -> CreateRequest {
         model: "claude-sonnet-5-5".to_owned(),
         max_tokens: 16_000,
         system: vec![SystemBlock::new("You are Steward.").cached()].into(),
-        messages: vec![last],
+        messages: vec![last.into()],
         tools: vec![ToolSpec {
             name: "create_event".to_owned(),
             description: "Creates an event.".to_owned(),

@@ -2,6 +2,7 @@
 //! provider rejected an optional feature), the recoverable rejections retried once, usage
 //! recorded — and [`TurnNotes`], the same call behind compaction's narrow seam.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
@@ -21,7 +22,7 @@ use crate::transcript::{self, PlacedRow};
 use crate::usage;
 
 impl Agent {
-    fn base_request(&self, messages: Vec<Message>, effort: Option<Effort>) -> CreateRequest {
+    fn base_request(&self, messages: Vec<Arc<Message>>, effort: Option<Effort>) -> CreateRequest {
         let mut req = CreateRequest::new(&self.settings.model, self.settings.max_tokens, messages);
         req.system = self.prefix.shared_system();
         req.tools = self.prefix.shared_tools();
@@ -50,17 +51,18 @@ impl Agent {
             let mut messages = transcript::to_messages(rows, conv.meta.reasoning_floor.as_deref());
             if let Some(extra) = &extra {
                 match messages.last_mut() {
-                    Some(last) if last.role == extra.role => {
-                        last.content.extend(extra.content.clone())
-                    }
-                    _ => messages.push(extra.clone()),
+                    Some(last) if last.role == extra.role => Arc::make_mut(last)
+                        .content
+                        .extend(extra.content.iter().cloned()),
+                    _ => messages.push(Arc::new(extra.clone())),
                 }
             }
             // Stored photos and PDFs become their bytes again, the same on every call.
             let mut messages =
                 attachments::resolve(agent.media.blobs.as_deref(), owner, messages).await;
             if let Some(last) = messages.last_mut() {
-                last.set_cache_control_on_last(Some(CacheControl::ephemeral()));
+                // The request's own copy of the newest message: the stored one stays as it is.
+                Arc::make_mut(last).set_cache_control_on_last(Some(CacheControl::ephemeral()));
             }
             agent.base_request(messages, effort)
         };

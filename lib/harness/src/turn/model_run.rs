@@ -22,7 +22,7 @@ use crate::{Actor, Ctx, budget, compaction, keys};
 /// A row the harness wrote in the model's place (the person sees it as the reply).
 fn harness_row(text: &str) -> ModelRow {
     ModelRow {
-        message: Message::assistant(vec![ContentBlock::text(text)]),
+        message: Message::assistant(vec![ContentBlock::text(text)]).into(),
         source: RowSource::Harness,
         stop_reason: None,
         note: None,
@@ -160,7 +160,7 @@ impl ModelRun<'_> {
             &context, &words,
         )));
         ModelRow {
-            message: Message::user(content),
+            message: Message::user(content).into(),
             source: RowSource::User,
             stop_reason: None,
             note: None,
@@ -245,7 +245,7 @@ impl ModelRun<'_> {
                 };
                 let note = CallNote::new(model, &resp.usage, latency_ms, rows_sent);
                 Ok(ModelRow {
-                    message: resp.to_message(),
+                    message: resp.to_message().into(),
                     source: RowSource::Model,
                     stop_reason: resp.stop_reason.as_ref().map(|s| s.as_str().to_owned()),
                     note: Some(StepNote::Call(note)),

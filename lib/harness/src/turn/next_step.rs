@@ -64,7 +64,7 @@ mod tests {
 
     fn row(source: RowSource, stop: Option<&str>, content: Vec<ContentBlock>) -> ModelRow {
         ModelRow {
-            message: Message::assistant(content),
+            message: Message::assistant(content).into(),
             source,
             stop_reason: stop.map(str::to_owned),
             note: None,

@@ -210,7 +210,7 @@ impl ModelRun<'_> {
 
 pub(super) fn tools_row((blocks, notes): (Vec<ContentBlock>, Vec<ToolNote>)) -> ModelRow {
     ModelRow {
-        message: Message::user(blocks),
+        message: Message::user(blocks).into(),
         source: RowSource::Tools,
         stop_reason: None,
         note: Some(StepNote::Tools(notes)),
