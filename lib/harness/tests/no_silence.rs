@@ -131,20 +131,6 @@ fn result_text(req: &CreateRequest, id: &str) -> (String, bool) {
         .expect("a result for the call")
 }
 
-/// Messages without cache marks (they move to the newest message by design).
-fn unmarked(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let mut m = Message::clone(m);
-            for b in &mut m.content {
-                b.set_cache_control(None);
-            }
-            m
-        })
-        .collect()
-}
-
 async fn an_unpaired_tool_call_is_closed_and_the_next_turn_answers(r: Rig) {
     // Turn 1 stopped between the model's call and its result (a crash, then a dead letter).
     stored(&r, 1, 0, user_row("add a note called milk")).await;
@@ -174,8 +160,8 @@ async fn an_unpaired_tool_call_is_closed_and_the_next_turn_answers(r: Rig) {
     assert_eq!(Rig::text(&r.say("m3", "thanks").await), "Sure.");
     let reqs = r.model.requests();
     assert_well_formed(&reqs[1]);
-    let before = unmarked(&reqs[0].messages);
-    let after = unmarked(&reqs[1].messages);
+    let before = support::without_cache_marks(&reqs[0].messages);
+    let after = support::without_cache_marks(&reqs[1].messages);
     assert_eq!(
         serde_json::to_vec(&after[..before.len()]).unwrap(),
         serde_json::to_vec(&before).unwrap()
@@ -266,8 +252,8 @@ async fn a_prompt_too_long_is_compacted_and_retried_once(r: Rig) {
     r.say("m3", "bye").await;
     let next = &r.model.requests()[4];
     assert_eq!(
-        unmarked(&next.messages[..1]),
-        unmarked(&retried.messages),
+        support::without_cache_marks(&next.messages[..1]),
+        support::without_cache_marks(&retried.messages),
         "the retried request is the prefix of the next"
     );
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 use steward_harness::transcript::{self, RowSource};
 use steward_harness::turn::{BAIL_OUT, BUSY, NO_MODEL, PAUSED, REFUSED, SWAMPED, TIMED_OUT};
 use steward_harness::{TurnLimits, TurnOutcome, accounts, keys, usage};
-use steward_llm::{ContentBlock, InvalidKind, LlmError, Message, Role, StopReason};
+use steward_llm::{ContentBlock, InvalidKind, LlmError, Role, StopReason};
 use steward_store::Query;
 use steward_store::testing::Backend;
 
@@ -22,21 +22,6 @@ use chat::rig::{Rig, RigOptions};
 
 async fn rig(backend: Backend) -> Option<Rig> {
     Rig::on(backend).await
-}
-
-/// Every message sent, with cache breakpoints removed (they move to the newest message by
-/// design and are not content).
-fn without_cache_marks(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let mut m = Message::clone(m);
-            for b in &mut m.content {
-                b.set_cache_control(None);
-            }
-            m
-        })
-        .collect()
 }
 
 async fn model_rows(r: &Rig) -> Vec<transcript::PlacedRow> {
@@ -151,8 +136,8 @@ async fn replay_rejected(r: Rig) {
     let reqs = r.model.requests();
     assert!(!has_reasoning(&reqs[4]));
     assert_eq!(
-        without_cache_marks(&reqs[4].messages[..retried.messages.len()]),
-        without_cache_marks(&retried.messages)
+        support::without_cache_marks(&reqs[4].messages[..retried.messages.len()]),
+        support::without_cache_marks(&retried.messages)
     );
 }
 
@@ -547,9 +532,11 @@ async fn replay_is_append_only_and_byte_stable(r: Rig) {
     for pair in reqs.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         assert!(b.messages.len() > a.messages.len());
-        let a_msgs = serde_json::to_vec(&without_cache_marks(&a.messages)).unwrap();
-        let b_prefix =
-            serde_json::to_vec(&without_cache_marks(&b.messages[..a.messages.len()])).unwrap();
+        let a_msgs = serde_json::to_vec(&support::without_cache_marks(&a.messages)).unwrap();
+        let b_prefix = serde_json::to_vec(&support::without_cache_marks(
+            &b.messages[..a.messages.len()],
+        ))
+        .unwrap();
         assert_eq!(
             a_msgs, b_prefix,
             "request N+1 starts with request N's messages, byte for byte"

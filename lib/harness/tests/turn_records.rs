@@ -12,7 +12,7 @@ use serde_json::json;
 use steward_harness::shaping::{EMPTY_REPLY_FALLBACK, SILENT_FALLBACK};
 use steward_harness::transcript::{self, RowSource};
 use steward_harness::{Actor, audit};
-use steward_llm::{ContentBlock, CreateResponse, Message, Role, StopReason, text_of};
+use steward_llm::{ContentBlock, CreateResponse, Role, StopReason, text_of};
 use steward_store::testing::Backend;
 
 use chat::rig::{Rig, RigOptions};
@@ -46,27 +46,16 @@ fn calls(uses: &[(&str, &str, serde_json::Value)]) -> CreateResponse {
     )
 }
 
-fn without_cache_marks(messages: &[std::sync::Arc<Message>]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let mut m = Message::clone(m);
-            for b in &mut m.content {
-                b.set_cache_control(None);
-            }
-            m
-        })
-        .collect()
-}
-
 /// Request N+1 starts with request N's messages byte for byte, and roles alternate.
 fn assert_append_only(r: &Rig) {
     let reqs = r.model.requests();
     for pair in reqs.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        let a_msgs = serde_json::to_vec(&without_cache_marks(&a.messages)).unwrap();
-        let b_prefix =
-            serde_json::to_vec(&without_cache_marks(&b.messages[..a.messages.len()])).unwrap();
+        let a_msgs = serde_json::to_vec(&support::without_cache_marks(&a.messages)).unwrap();
+        let b_prefix = serde_json::to_vec(&support::without_cache_marks(
+            &b.messages[..a.messages.len()],
+        ))
+        .unwrap();
         assert_eq!(a_msgs, b_prefix, "request N+1 starts with request N");
     }
     for req in &reqs {

@@ -92,3 +92,18 @@ pub fn effect(tool_use: &str) -> EffectKey {
         ToolUseId::parse(tool_use).unwrap(),
     )
 }
+
+/// The messages of a request with cache breakpoints removed (they move to the newest message
+/// by design and are not content), to compare one request's history with the next one's.
+pub fn without_cache_marks(messages: &[Arc<steward_llm::Message>]) -> Vec<steward_llm::Message> {
+    messages
+        .iter()
+        .map(|m| {
+            let mut m = steward_llm::Message::clone(m);
+            for b in &mut m.content {
+                b.set_cache_control(None);
+            }
+            m
+        })
+        .collect()
+}
