@@ -187,13 +187,7 @@ pub fn attendee_not_found(event: &Event, id: &str) -> ServiceError {
 /// The event's attendees (registered and withdrawn), in registration order.
 pub async fn list_attendees(ctx: &Ctx, event: &EventId) -> Result<Vec<Attendee>, ServiceError> {
     events::load_event(ctx, event).await?;
-    Ok(
-        store::list(ctx, &keys::attendees_prefix(event), ATTENDEES_LISTED_MAX)
-            .await?
-            .into_iter()
-            .map(|(a, _)| a)
-            .collect(),
-    )
+    store::list_values(ctx, &keys::attendees_prefix(event), ATTENDEES_LISTED_MAX).await
 }
 
 async fn load_attendee(

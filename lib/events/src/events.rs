@@ -16,7 +16,7 @@
 use jiff::civil::{Date, DateTime, Time};
 use serde::{Deserialize, Serialize};
 use steward_harness::{Audited, Ctx, ServiceError, TimeZoneName, UserId, accounts};
-use steward_store::{Item, Query, SortKey, Table};
+use steward_store::{Item, Query, RawItem, SortKey, Table};
 
 use crate::ids::EventId;
 use crate::keys;
@@ -363,7 +363,7 @@ pub(crate) async fn scan_events(ctx: &Ctx) -> Result<Vec<Event>, ServiceError> {
         let query = Query::partition(ctx.user_pk())
             .sort(SortKey::Between(from, end.clone()))
             .limit(1);
-        let page = ctx.table().query(&query).await?;
+        let page = ctx.table().query_raw(&query).await?;
         let Some(item) = page.items.into_iter().next() else {
             break;
         };
@@ -395,10 +395,12 @@ pub(crate) async fn newest_events(ctx: &Ctx, n: usize) -> Result<(Vec<Event>, bo
             ))
             .descending()
             .limit(page_items);
-        let page = ctx.table().query(&query).await?;
+        // Read as text: only the event rows among the page's items are parsed, each straight
+        // into an `Event`; the records between them are skipped unparsed.
+        let page = ctx.table().query_raw(&query).await?;
         let full = page.items.len() >= page_items;
         // `Between` includes its upper end: skip the bound itself.
-        let items: Vec<Item> = page.items.into_iter().filter(|i| i.sk != before).collect();
+        let items: Vec<RawItem> = page.items.into_iter().filter(|i| i.sk != before).collect();
         let Some(last) = items.last() else {
             return Ok((events, false));
         };

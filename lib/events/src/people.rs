@@ -33,11 +33,7 @@ pub fn person_not_found(event: &Event, id: &str) -> ServiceError {
 
 /// The event's people, without checking the event exists.
 pub(crate) async fn people_of(ctx: &Ctx, event: &EventId) -> Result<Vec<Person>, ServiceError> {
-    Ok(store::list(ctx, &keys::people_prefix(event), PEOPLE_MAX)
-        .await?
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect())
+    store::list_values(ctx, &keys::people_prefix(event), PEOPLE_MAX).await
 }
 
 /// How many people the event has, without reading them where the store can count (the

@@ -99,11 +99,7 @@ pub fn room_not_found(event: &Event, id: &RoomId) -> ServiceError {
 
 /// The event's rooms, in creation order, without checking the event exists.
 pub(crate) async fn rooms_of(ctx: &Ctx, event: &EventId) -> Result<Vec<Room>, ServiceError> {
-    Ok(store::list(ctx, &keys::rooms_prefix(event), ROOMS_MAX)
-        .await?
-        .into_iter()
-        .map(|(r, _)| r)
-        .collect())
+    store::list_values(ctx, &keys::rooms_prefix(event), ROOMS_MAX).await
 }
 
 /// The event's rooms, in creation order.

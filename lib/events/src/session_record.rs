@@ -54,9 +54,5 @@ pub(crate) async fn sessions_with_items(
 
 /// The event's sessions, without checking the event exists.
 pub(crate) async fn sessions_of(ctx: &Ctx, event: &EventId) -> Result<Vec<Session>, ServiceError> {
-    Ok(sessions_with_items(ctx, event)
-        .await?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect())
+    store::list_values(ctx, &keys::sessions_prefix(event), SESSIONS_MAX).await
 }

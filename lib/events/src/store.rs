@@ -36,3 +36,17 @@ pub(crate) async fn list<T: DeserializeOwned>(
         .map(|item| Ok((item.parse()?, item)))
         .collect()
 }
+
+/// Up to `max` of the caller's records under `prefix`, in key order, each parsed straight from
+/// the stored text: for a reader that will not write them back (no [`Item`] to hand over).
+pub(crate) async fn list_values<T: DeserializeOwned>(
+    ctx: &Ctx,
+    prefix: &str,
+    max: usize,
+) -> Result<Vec<T>, ServiceError> {
+    ctx.query_records_raw(prefix, max)
+        .await?
+        .iter()
+        .map(|item| Ok(item.parse()?))
+        .collect()
+}

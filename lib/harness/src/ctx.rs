@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use steward_store::{Clock, Item, Query, Table, WriteOp};
+use steward_store::{Clock, Item, Query, RawItem, Table, WriteOp};
 
 use crate::error::ServiceError;
 use crate::ids::{ActionId, EffectKey, UserId};
@@ -246,6 +246,17 @@ impl Ctx {
     ) -> Result<Vec<Item>, ServiceError> {
         let query = Query::prefix(self.user_pk(), sk_prefix);
         Ok(self.table.query_all(&query, max_items).await?)
+    }
+
+    /// [`Ctx::query_records`] with each item's data left as the stored JSON text, for a reader
+    /// that parses it straight into its own type ([`RawItem`]).
+    pub async fn query_records_raw(
+        &self,
+        sk_prefix: &str,
+        max_items: usize,
+    ) -> Result<Vec<RawItem>, ServiceError> {
+        let query = Query::prefix(self.user_pk(), sk_prefix);
+        Ok(self.table.query_all_raw(&query, max_items).await?)
     }
 
     /// How many of the caller's records start with `sk_prefix` (at most `max_items`), without

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use steward_llm::{ContentBlock, Message, Role};
-use steward_store::{Item, Query, SortKey, StoreError, Table, WriteOp};
+use steward_store::{Item, Query, RawItem, SortKey, StoreError, Table, WriteOp};
 
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
@@ -217,11 +217,15 @@ pub(crate) async fn read_rows(
             keys::model_segment_end(segment),
         )),
     };
-    let items = table.query_all(&query.limit(500), SEGMENT_ROWS_MAX).await?;
+    // Each row's text parsed straight into its message: no tree of values built and freed
+    // per row, on every turn's read of the rows it has not seen.
+    let items = table
+        .query_all_raw(&query.limit(500), SEGMENT_ROWS_MAX)
+        .await?;
     Ok(items
         .iter()
         .filter(|item| after != Some(item.sk.as_str()))
-        .filter_map(|item| match placed(item) {
+        .filter_map(|item| match placed(&item.sk, item.parse()) {
             Ok(placed) => Some(ReadRow {
                 placed,
                 ttl: item.ttl,
@@ -266,9 +270,11 @@ pub(crate) fn from_first_plain_user_row(mut rows: Vec<PlacedRow>) -> Vec<PlacedR
     rows
 }
 
-fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
-    let corrupt = |why: &str| StoreError::Backend(format!("corrupt model row {}: {why}", item.sk));
-    let mut parts = item.sk.rsplit('#');
+/// The row stored under `sk`, with `row` its data as parsed (straight from the store's text
+/// where it was read with [`Table::query_raw`]).
+fn placed(sk: &str, row: Result<ModelRow, serde_json::Error>) -> Result<PlacedRow, StoreError> {
+    let corrupt = |why: &str| StoreError::Backend(format!("corrupt model row {sk}: {why}"));
+    let mut parts = sk.rsplit('#');
     let step = parts
         .next()
         .and_then(|s| s.parse().ok())
@@ -277,9 +283,9 @@ fn placed(item: &Item) -> Result<PlacedRow, StoreError> {
         .next()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| corrupt("turn"))?;
-    let row = item.parse().map_err(|e| corrupt(&e.to_string()))?;
+    let row = row.map_err(|e| corrupt(&e.to_string()))?;
     Ok(PlacedRow {
-        sk: item.sk.clone(),
+        sk: sk.to_owned(),
         turn,
         step,
         row,
@@ -327,7 +333,7 @@ pub async fn append(
                 .get(&pk, &sk)
                 .await?
                 .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
-            Ok(placed(&item)?.row)
+            Ok(placed(&item.sk, item.parse())?.row)
         }
         Err(e) => Err(e),
     }
@@ -538,7 +544,7 @@ pub async fn record_shown(
         .meta
         .segment;
     let items = table
-        .query_all(
+        .query_all_raw(
             &Query::prefix(
                 keys::conversation_pk(conversation),
                 keys::model_turn_prefix(segment, turn),
@@ -549,7 +555,7 @@ pub async fn record_shown(
     let Some(last) = items.last() else {
         return Ok(());
     };
-    let last = placed(last)?;
+    let last = placed(&last.sk, last.parse())?;
     if last.row.source == RowSource::Shown {
         return Ok(());
     }
@@ -679,7 +685,7 @@ pub async fn read_seen(
         None => Query::prefix(pk, keys::SEEN_SK_PREFIX),
     }
     .limit(SEEN_PAGE_MAX);
-    let page = table.query(&query).await?;
+    let page = table.query_raw(&query).await?;
     page.items
         .iter()
         .filter(|i| i.sk.starts_with(keys::SEEN_SK_PREFIX))
@@ -710,7 +716,7 @@ pub async fn read_seen_before(
     }
     .descending()
     .limit(limit + 2);
-    let page = table.query(&query).await?;
+    let page = table.query_raw(&query).await?;
     let mut rows = page
         .items
         .iter()
@@ -724,7 +730,7 @@ pub async fn read_seen_before(
 }
 
 /// A visible row read from the table, with its position.
-fn placed_seen(i: &Item) -> Result<PlacedSeen, StoreError> {
+fn placed_seen(i: &RawItem) -> Result<PlacedSeen, StoreError> {
     let turn =
         i.sk.split('#')
             .nth(1)

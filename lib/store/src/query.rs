@@ -116,11 +116,21 @@ impl Query {
     }
 }
 
-/// One page of query results.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Page {
+/// One page of query results: [`crate::Item`]s, or [`crate::RawItem`]s from
+/// [`crate::Table::query_raw`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<I = crate::Item> {
     /// The items, in the query's order; none expired.
-    pub items: Vec<crate::Item>,
+    pub items: Vec<I>,
     /// Present exactly when more matching items exist after this page.
     pub next: Option<Cursor>,
+}
+
+impl<I> Default for Page<I> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            next: None,
+        }
+    }
 }

@@ -17,7 +17,8 @@ use crate::item::Canonical;
 use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::write::holds;
 use crate::{
-    Clock, Cursor, Item, Order, Page, Query, SortKey, StoreError, SystemClock, Table, WriteOp,
+    Clock, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock, Table,
+    WriteOp,
 };
 
 /// How long a writer waits for another process's write lock before reporting `Throttled`.
@@ -214,6 +215,68 @@ impl Inner {
     }
 }
 
+impl SqliteTable {
+    /// One page of the live items `query` matches, each read from its row by `read` (an
+    /// [`Item`] or a [`RawItem`]).
+    fn query_page<I: Keyed>(
+        &self,
+        query: &Query,
+        read: impl Fn(&rusqlite::Row<'_>) -> Result<I, StoreError>,
+    ) -> Result<Page<I>, StoreError> {
+        if query.pk.is_empty() {
+            return Err(StoreError::InvalidTransaction(
+                "partition key must not be empty".into(),
+            ));
+        }
+        self.inner.run(|conn, now| {
+            let (mut sql, mut args) = matching("SELECT pk, sk, version, ttl, data", query, now);
+            sql.push_str(match query.order {
+                Order::Ascending => " ORDER BY sk ASC",
+                Order::Descending => " ORDER BY sk DESC",
+            });
+            let limit = query.limit.max(1);
+            sql.push_str(" LIMIT ?");
+            // One extra row tells us, exactly, whether another page exists.
+            args.push(
+                i64::try_from(limit.saturating_add(1))
+                    .unwrap_or(i64::MAX)
+                    .into(),
+            );
+
+            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+            let mut rows = stmt.query(params_from_iter(args.iter())).map_err(backend)?;
+            let mut items = Vec::with_capacity(limit.min(1024));
+            while let Some(row) = rows.next().map_err(backend)? {
+                items.push(read(row)?);
+            }
+            let next = if items.len() > limit {
+                items.truncate(limit);
+                items.last().map(|i| Cursor(i.sk().to_owned()))
+            } else {
+                None
+            };
+            Ok(Page { items, next })
+        })
+    }
+}
+
+/// What [`SqliteTable::query_page`] reads a row into: something with a sort key for the cursor.
+trait Keyed {
+    fn sk(&self) -> &str;
+}
+
+impl Keyed for Item {
+    fn sk(&self) -> &str {
+        &self.sk
+    }
+}
+
+impl Keyed for RawItem {
+    fn sk(&self) -> &str {
+        &self.sk
+    }
+}
+
 #[async_trait]
 impl Table for SqliteTable {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
@@ -253,42 +316,11 @@ impl Table for SqliteTable {
     }
 
     async fn query(&self, query: &Query) -> Result<Page, StoreError> {
-        if query.pk.is_empty() {
-            return Err(StoreError::InvalidTransaction(
-                "partition key must not be empty".into(),
-            ));
-        }
-        self.inner.run(|conn, now| {
-            let (mut sql, mut args) = matching("SELECT pk, sk, version, ttl, data", query, now);
-            sql.push_str(match query.order {
-                Order::Ascending => " ORDER BY sk ASC",
-                Order::Descending => " ORDER BY sk DESC",
-            });
-            let limit = query.limit.max(1);
-            sql.push_str(" LIMIT ?");
-            // One extra row tells us, exactly, whether another page exists.
-            args.push(
-                i64::try_from(limit.saturating_add(1))
-                    .unwrap_or(i64::MAX)
-                    .into(),
-            );
+        self.query_page(query, |r| decode(read_row(r).map_err(backend)?))
+    }
 
-            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
-            let rows = stmt
-                .query_map(params_from_iter(args.iter()), read_row)
-                .map_err(backend)?;
-            let mut items = Vec::with_capacity(limit.min(1024));
-            for row in rows {
-                items.push(decode(row.map_err(backend)?)?);
-            }
-            let next = if items.len() > limit {
-                items.truncate(limit);
-                items.last().map(|i| Cursor(i.sk.clone()))
-            } else {
-                None
-            };
-            Ok(Page { items, next })
-        })
+    async fn query_raw(&self, query: &Query) -> Result<Page<RawItem>, StoreError> {
+        self.query_page(query, read_raw_row)
     }
 
     async fn count(&self, query: &Query, max_items: usize) -> Result<usize, StoreError> {
@@ -440,6 +472,25 @@ fn decode((pk, sk, version, ttl, data): RawRow) -> Result<Item, StoreError> {
     let data =
         data.map_err(|e| StoreError::Backend(format!("corrupt data in {pk} / {sk}: {e}")))?;
     Ok(Item {
+        version: u64::try_from(version)
+            .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
+        pk,
+        sk,
+        ttl,
+        data,
+    })
+}
+
+/// A row with its data left as the text SQLite holds ([`Table::query_raw`]).
+fn read_raw_row(r: &rusqlite::Row<'_>) -> Result<RawItem, StoreError> {
+    let (pk, sk, version, ttl, data): (String, String, i64, Option<i64>, String) = (
+        r.get(0).map_err(backend)?,
+        r.get(1).map_err(backend)?,
+        r.get(2).map_err(backend)?,
+        r.get(3).map_err(backend)?,
+        r.get(4).map_err(backend)?,
+    );
+    Ok(RawItem {
         version: u64::try_from(version)
             .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
         pk,

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::{Item, Page, Query, StoreError, WriteOp};
+use crate::{Item, Page, Query, RawItem, StoreError, WriteOp};
 
 /// A DynamoDB-shaped table: items under (partition key, sort key), queried per partition and
 /// written in atomic conditional transactions. Expired items are absent everywhere.
@@ -43,19 +43,68 @@ pub trait Table: Send + Sync + std::fmt::Debug + 'static {
     /// Every live item matching the query, following cursors to the end. Meant for small
     /// partitions (a conversation's rows, a user's records); `max_items` bounds the work.
     async fn query_all(&self, query: &Query, max_items: usize) -> Result<Vec<Item>, StoreError> {
-        let mut out = Vec::new();
-        let mut q = query.clone();
-        loop {
-            let page = self.query(&q).await?;
-            out.extend(page.items);
-            if out.len() >= max_items {
-                out.truncate(max_items);
-                return Ok(out);
-            }
-            match page.next {
-                Some(c) => q.after = Some(c),
-                None => return Ok(out),
-            }
+        let mut gathered = Gathered::new(query, max_items);
+        while let Some(q) = &gathered.next {
+            let page = self.query(q).await?;
+            gathered.add(page);
+        }
+        Ok(gathered.items)
+    }
+
+    /// [`Table::query`], each item's data left as the JSON text the store holds, for a reader
+    /// that parses it straight into its own type ([`RawItem`]). This default writes out each
+    /// item [`Table::query`] answers (an adapter that reads trees has nothing better); the
+    /// SQLite adapter hands over its text as stored.
+    async fn query_raw(&self, query: &Query) -> Result<Page<RawItem>, StoreError> {
+        let page = self.query(query).await?;
+        Ok(Page {
+            items: page.items.into_iter().map(RawItem::from).collect(),
+            next: page.next,
+        })
+    }
+
+    /// [`Table::query_all`] of [`Table::query_raw`]'s pages.
+    async fn query_all_raw(
+        &self,
+        query: &Query,
+        max_items: usize,
+    ) -> Result<Vec<RawItem>, StoreError> {
+        let mut gathered = Gathered::new(query, max_items);
+        while let Some(q) = &gathered.next {
+            let page = self.query_raw(q).await?;
+            gathered.add(page);
+        }
+        Ok(gathered.items)
+    }
+}
+
+/// The items of a query's pages, gathered by [`Table::query_all`] and
+/// [`Table::query_all_raw`]: the query to ask next, until the pages end or `max_items` are in.
+struct Gathered<I> {
+    items: Vec<I>,
+    max_items: usize,
+    /// The query for the next page; `None` once done.
+    next: Option<Query>,
+}
+
+impl<I> Gathered<I> {
+    fn new(query: &Query, max_items: usize) -> Self {
+        Self {
+            items: Vec::new(),
+            max_items,
+            next: Some(query.clone()),
+        }
+    }
+
+    fn add(&mut self, page: Page<I>) {
+        self.items.extend(page.items);
+        if self.items.len() >= self.max_items {
+            self.items.truncate(self.max_items);
+            self.next = None;
+        } else if let (Some(q), Some(cursor)) = (&mut self.next, page.next) {
+            q.after = Some(cursor);
+        } else {
+            self.next = None;
         }
     }
 }

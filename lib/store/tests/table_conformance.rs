@@ -20,6 +20,7 @@ macro_rules! conformance_suite {
             concurrent_version_updates_lose_nothing,
             query_order_prefix_range_limit_and_pages,
             count_is_what_query_all_would_return,
+            raw_queries_answer_what_queries_do,
             expired_items_are_absent_everywhere,
             expired_items_do_not_break_pagination,
             item_size_limit_is_enforced_before_writing,

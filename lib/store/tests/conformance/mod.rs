@@ -538,6 +538,95 @@ pub async fn count_is_what_query_all_would_return(fx: Fixture) {
     ));
 }
 
+/// `query_raw` answers what `query` does, page for page and cursor for cursor, each item's data
+/// as text that parses to the tree `query` gives (and straight into a type); `query_all_raw`
+/// is `query_all` the same way. Expired items are absent from both.
+pub async fn raw_queries_answer_what_queries_do(fx: Fixture) {
+    let t = &fx.table;
+    seed(t, 40).await;
+    let now = now(&fx);
+    t.write(vec![
+        WriteOp::put(Item::new(
+            "Q",
+            "ITEM#0005x",
+            json!({"s": "é \"q\" \\ \u{1}", "f": 1.5, "n": null, "a": [1, {"b": true}]}),
+        )),
+        WriteOp::put(Item::new("Q", "ITEM#9998", json!({"i": -1})).with_ttl(now - 1)),
+        WriteOp::put(Item::new("Q", "ITEM#9999", json!({"i": 9999})).with_ttl(now + 60)),
+    ])
+    .await
+    .unwrap();
+    let queries = [
+        Query::partition("Q").limit(7),
+        Query::prefix("Q", "ITEM#").descending().limit(9),
+        Query::partition("Q").sort(SortKey::Between("ITEM#0003".into(), "ITEM#0010".into())),
+        Query::prefix("Q", "NOTHING#"),
+    ];
+    for first in &queries {
+        let mut q = first.clone();
+        loop {
+            let page = t.query(&q).await.unwrap();
+            let raw = t.query_raw(&q).await.unwrap();
+            assert_eq!(raw.next, page.next, "{q:?}");
+            assert_eq!(raw.items.len(), page.items.len(), "{q:?}");
+            for (r, i) in raw.items.iter().zip(&page.items) {
+                assert_eq!(
+                    (&r.pk, &r.sk, r.version, r.ttl),
+                    (&i.pk, &i.sk, i.version, i.ttl)
+                );
+                assert_eq!(r.parse::<serde_json::Value>().unwrap(), i.data, "{}", r.sk);
+                assert_eq!(r.clone().into_item().unwrap(), *i);
+            }
+            match page.next {
+                Some(c) => q = q.after(Some(c)),
+                None => break,
+            }
+        }
+        for max in [0, 1, 10, 1_000] {
+            let all: Vec<Item> = t.query_all(first, max).await.unwrap();
+            let raw: Vec<Item> = t
+                .query_all_raw(first, max)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.into_item().unwrap())
+                .collect();
+            assert_eq!(raw, all, "{first:?}, at most {max}");
+        }
+    }
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Numbered {
+        i: u32,
+    }
+    let typed: Vec<Numbered> = t
+        .query_raw(&Query::prefix("Q", "ITEM#000").limit(3))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|r| r.parse().unwrap())
+        .collect();
+    assert_eq!(
+        typed,
+        [Numbered { i: 0 }, Numbered { i: 1 }, Numbered { i: 2 }]
+    );
+    let wrong = t
+        .query_raw(&Query::prefix("Q", "ITEM#0005x"))
+        .await
+        .unwrap();
+    assert!(
+        wrong.items[0].parse::<Numbered>().is_err(),
+        "a type the data does not fit is an error"
+    );
+    fx.clock.advance_millis(60_000);
+    let raw = t.query_raw(&Query::prefix("Q", "ITEM#99")).await.unwrap();
+    assert!(raw.items.is_empty(), "expired items are absent: {raw:?}");
+    assert!(matches!(
+        t.query_raw(&Query::partition("")).await,
+        Err(StoreError::InvalidTransaction(_))
+    ));
+}
+
 pub async fn expired_items_are_absent_everywhere(fx: Fixture) {
     let t = &fx.table;
     let now = now(&fx);
