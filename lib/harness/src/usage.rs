@@ -128,8 +128,8 @@ pub(crate) async fn modify<T>(
     let sk = keys::usage_sk(&month);
     for _ in 0..USAGE_RETRIES_MAX {
         let current = table.get(&pk, &sk).await?;
-        let mut totals: MonthlyUsage = match &current {
-            Some(item) => item.parse().unwrap_or_default(),
+        let mut totals = match &current {
+            Some(item) => parsed(item)?,
             None => MonthlyUsage::default(),
         };
         let out = match change(&mut totals) {
@@ -187,17 +187,32 @@ pub async fn record(
     .await
 }
 
-/// The usage of `user` in month `yyyy-mm`.
+/// The usage of `user` in month `yyyy-mm`: zero when none is stored, an error when the stored
+/// record does not parse.
 pub async fn get(
     table: &dyn Table,
     user: &UserId,
     month: &str,
 ) -> Result<MonthlyUsage, StoreError> {
-    Ok(table
+    match table
         .get(&keys::user_pk(user), &keys::usage_sk(month))
         .await?
-        .and_then(|i| i.parse().ok())
-        .unwrap_or_default())
+    {
+        Some(item) => parsed(&item),
+        None => Ok(MonthlyUsage::default()),
+    }
+}
+
+/// A stored usage record, or an error naming it when it does not parse. Never zero in its
+/// place: a budget would then let calls through as if nothing were spent, and the next write
+/// would replace the month's totals with those of the calls since.
+fn parsed(item: &Item) -> Result<MonthlyUsage, StoreError> {
+    item.parse().map_err(|e| {
+        StoreError::Backend(format!(
+            "the usage record {} / {} does not parse: {e}",
+            item.pk, item.sk
+        ))
+    })
 }
 
 /// The users with usage in month `yyyy-mm`, in id order.

@@ -324,3 +324,53 @@ async fn a_users_own_budget_replaces_the_default_until_cleared() {
         .unwrap();
     assert_eq!(text(&out), budget::cap_text(world.clock.now_millis()));
 }
+
+/// A usage record that does not parse is never taken for zero: with a budget the turn fails
+/// before any model call (the budget cannot be checked), without one the turn is answered and
+/// the call goes unrecorded; either way the stored record is left as it was for an operator.
+#[tokio::test]
+async fn a_usage_record_that_does_not_parse_stops_budgeted_calls_and_is_kept() {
+    use steward_store::{Item, WriteOp};
+    let world = World::new();
+    let user = world.account("u1").await;
+    let month = usage::month_of(world.clock.now_millis());
+    let pk = steward_harness::keys::user_pk(&user);
+    let sk = steward_harness::keys::usage_sk(&month);
+    let corrupt = json!({ "calls": "many", "output_tokens": 999_999 });
+    world
+        .table
+        .write(vec![WriteOp::put(Item::new(&pk, &sk, corrupt.clone()))])
+        .await
+        .unwrap();
+    let stored = || async { world.table.get(&pk, &sk).await.unwrap().unwrap().data };
+
+    let model = Runaway::new(10, true, 0);
+    let budgeted = agent(
+        &world,
+        Arc::clone(&model),
+        Budget {
+            tokens: Some(1_000),
+            usd_micros: None,
+        },
+    );
+    let outbox = RecOutbox::new(ChannelProfile::TELEGRAM);
+    let failed = budgeted.handle(&input(&user, 42, "m1"), &outbox).await;
+    let error = format!("{:?}", failed.expect_err("the turn fails"));
+    assert!(error.contains("does not parse"), "{error}");
+    assert_eq!(model.calls.load(Ordering::SeqCst), 0, "no call unchecked");
+    assert_eq!(stored().await, corrupt);
+    assert!(
+        usage::get(world.table.as_ref(), &user, &month)
+            .await
+            .is_err()
+    );
+
+    let unbudgeted = agent(&world, Arc::clone(&model), Budget::NONE);
+    let out = unbudgeted
+        .handle(&input(&user, 43, "m2"), &outbox)
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "Done.");
+    assert_eq!(model.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(stored().await, corrupt, "not replaced by this call's usage");
+}
