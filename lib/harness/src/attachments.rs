@@ -203,8 +203,21 @@ async fn used_today(table: &dyn Table, user: &UserId, day: &str) -> Result<u64, 
     Ok(table
         .get(&keys::user_pk(user), &keys::media_day_sk(day))
         .await?
-        .and_then(|item| item.parse::<MediaDay>().ok())
-        .map_or(0, |d| d.bytes))
+        .map_or(0, |item| charged(&item)))
+}
+
+/// The bytes a stored day counter holds. One that does not parse counts as the whole
+/// allowance used, and is logged: never as zero, which would start the day's allowance again
+/// and write over what was charged. The person's attachments are refused for the day (the
+/// counter expires with it); the rest of their turn goes on.
+fn charged(item: &Item) -> u64 {
+    match item.parse::<MediaDay>() {
+        Ok(day) => day.bytes,
+        Err(e) => {
+            tracing::error!(key = %item.sk, error = %e, "a media day counter does not parse; the day's allowance counts as used");
+            u64::MAX
+        }
+    }
 }
 
 /// Adds `bytes` to `user`'s counter for `day` unless that would pass the allowance; `false`
@@ -220,10 +233,7 @@ async fn charge(
     let sk = keys::media_day_sk(day);
     for _ in 0..DAY_COUNTER_RETRIES_MAX {
         let current = table.get(&pk, &sk).await?;
-        let used = current
-            .as_ref()
-            .and_then(|item| item.parse::<MediaDay>().ok())
-            .map_or(0, |d| d.bytes);
+        let used = current.as_ref().map_or(0, charged);
         let total = used.saturating_add(bytes);
         if total > MEDIA_BYTES_PER_USER_DAY_MAX {
             return Ok(false);

@@ -208,10 +208,20 @@ pub async fn get_override(
     table: &dyn Table,
     user: &UserId,
 ) -> Result<Option<BudgetOverride>, StoreError> {
-    Ok(table
+    table
         .get(&keys::user_pk(user), keys::BUDGET_SK)
         .await?
-        .and_then(|i| i.parse().ok()))
+        .map(|i| {
+            // Never "no budget of their own" in its place: their limits would silently become
+            // the default's, and the next change would write over what they had set.
+            i.parse().map_err(|e| {
+                StoreError::Backend(format!(
+                    "the budget record {} / {} does not parse ({e}); `steward user budget USER_ID --clear` removes it",
+                    i.pk, i.sk
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// Stores `own` as `user`'s budget (each limit it leaves out keeps what was set before).

@@ -374,3 +374,45 @@ async fn a_usage_record_that_does_not_parse_stops_budgeted_calls_and_is_kept() {
     assert_eq!(model.calls.load(Ordering::SeqCst), 1);
     assert_eq!(stored().await, corrupt, "not replaced by this call's usage");
 }
+
+/// A user's own budget that does not parse is an error naming it (their limits are never
+/// silently the default's), and clearing it needs no read of it.
+#[tokio::test]
+async fn an_own_budget_that_does_not_parse_is_an_error_until_cleared() {
+    use steward_store::{Item, WriteOp};
+    let world = World::new();
+    let user = world.account("u1").await;
+    let table = world.table.as_ref();
+    let pk = steward_harness::keys::user_pk(&user);
+    world
+        .table
+        .write(vec![WriteOp::put(Item::new(
+            &pk,
+            steward_harness::keys::BUDGET_SK,
+            json!({ "tokens": { "cap": "lots" } }),
+        ))])
+        .await
+        .unwrap();
+    let default = Budget {
+        tokens: Some(100),
+        usd_micros: None,
+    };
+    let error = budget::effective(table, &user, default)
+        .await
+        .expect_err("not taken for no budget of their own")
+        .to_string();
+    assert!(
+        error.contains("does not parse") && error.contains("--clear"),
+        "{error}"
+    );
+    assert!(
+        budget::set_override(table, &user, BudgetOverride::default())
+            .await
+            .is_err()
+    );
+    budget::clear_override(table, &user).await.unwrap();
+    assert_eq!(
+        budget::effective(table, &user, default).await.unwrap(),
+        default
+    );
+}

@@ -348,6 +348,36 @@ async fn the_daily_allowance_stops_downloads_and_files_that_would_pass_it() {
     assert_eq!(s.rig.model.calls(), 1);
 }
 
+/// A day counter that does not parse counts as the allowance used: the attachment is refused
+/// without a download, and the counter is left as it was (never read as zero and overwritten).
+#[tokio::test]
+async fn a_day_counter_that_does_not_parse_counts_as_used_and_is_kept() {
+    let s = Setup::new().await;
+    s.fake
+        .add("p", MediaFile::new(media::png(40, 30), "image/png"));
+    let day = jiff::Timestamp::from_millisecond(s.rig.world.clock.now_millis())
+        .unwrap()
+        .strftime("%Y-%m-%d")
+        .to_string();
+    let (pk, sk) = (keys::user_pk(&s.rig.user), keys::media_day_sk(&day));
+    let corrupt = serde_json::json!({ "bytes": "a lot" });
+    s.rig
+        .world
+        .table
+        .write(vec![steward_store::WriteOp::put(Item::new(
+            &pk,
+            &sk,
+            corrupt.clone(),
+        ))])
+        .await
+        .unwrap();
+    s.handle(&message("m-1", None, photo("p"))).await;
+    assert_eq!(s.texts(), [MEDIA_DAY_CAP_REPLY]);
+    assert_eq!(s.fake.downloads(), 0);
+    let kept = s.rig.world.table.get(&pk, &sk).await.unwrap().unwrap();
+    assert_eq!(kept.data, corrupt);
+}
+
 #[tokio::test]
 async fn an_expired_blob_becomes_a_fixed_note_not_a_failed_turn() {
     let s = Setup::new().await;
