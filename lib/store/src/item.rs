@@ -117,6 +117,27 @@ impl From<Item> for RawItem {
     }
 }
 
+/// What an adapter's query reads an item into ([`Item`] or [`RawItem`]): something with a
+/// sort key, for the page's cursor.
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+pub(crate) trait Keyed {
+    fn sk(&self) -> &str;
+}
+
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+impl Keyed for Item {
+    fn sk(&self) -> &str {
+        &self.sk
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+impl Keyed for RawItem {
+    fn sk(&self) -> &str {
+        &self.sk
+    }
+}
+
 /// Writes `value` with its numbers in the one form both backends round-trip identically: a
 /// float with an integral value that fits an integer is written as that integer. DynamoDB stores
 /// numbers as decimal strings, so `1.0` comes back as `1`; doing the same before writing to

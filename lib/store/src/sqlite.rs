@@ -13,7 +13,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
-use crate::item::Canonical;
+use crate::item::{Canonical, Keyed};
 use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::write::holds;
 use crate::{
@@ -257,23 +257,6 @@ impl SqliteTable {
             };
             Ok(Page { items, next })
         })
-    }
-}
-
-/// What [`SqliteTable::query_page`] reads a row into: something with a sort key for the cursor.
-trait Keyed {
-    fn sk(&self) -> &str;
-}
-
-impl Keyed for Item {
-    fn sk(&self) -> &str {
-        &self.sk
-    }
-}
-
-impl Keyed for RawItem {
-    fn sk(&self) -> &str {
-        &self.sk
     }
 }
 

@@ -17,10 +17,11 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem,
 };
 
+use crate::item::Keyed;
 use crate::validate::{validate_key, validate_keys, validate_transaction};
 use crate::{
-    Clock, Condition, Cursor, Item, Order, Page, Query, SortKey, StoreError, SystemClock, Table,
-    WriteOp,
+    Clock, Condition, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock,
+    Table, WriteOp,
 };
 
 pub use definition::{TableDefinition, create_table};
@@ -213,6 +214,94 @@ enum Attempt {
     Conflict(String),
 }
 
+impl DynamoTable {
+    /// One page of the live items `query` matches, each decoded from its attributes by
+    /// `decode` (an [`Item`] or a [`RawItem`]).
+    async fn query_page<I: Keyed>(
+        &self,
+        query: &Query,
+        decode: fn(HashMap<String, AttributeValue>) -> Result<I, StoreError>,
+    ) -> Result<Page<I>, StoreError> {
+        if query.pk.is_empty() {
+            return Err(StoreError::InvalidTransaction(
+                "partition key must not be empty".into(),
+            ));
+        }
+        let now = self.clock.now_secs();
+        let limit = query.limit.max(1);
+        let mut names = HashMap::from([
+            ("#pk".to_owned(), "pk".to_owned()),
+            ("#ttl".to_owned(), "ttl".to_owned()),
+        ]);
+        let mut values = HashMap::from([
+            (":pk".to_owned(), AttributeValue::S(query.pk.clone())),
+            (":now".to_owned(), AttributeValue::N(now.to_string())),
+        ]);
+        let sk_cond = match &query.sort {
+            // An empty prefix matches every sort key; DynamoDB refuses an empty key value.
+            SortKey::All => None,
+            SortKey::Prefix(p) if p.is_empty() => None,
+            SortKey::Prefix(p) => Some(("begins_with(#sk, :a)", p, None)),
+            SortKey::Between(a, b) => Some(("#sk BETWEEN :a AND :b", a, Some(b))),
+            SortKey::After(a) => Some(("#sk > :a", a, None)),
+            SortKey::From(a) => Some(("#sk >= :a", a, None)),
+            SortKey::Before(b) => Some(("#sk < :a", b, None)),
+        };
+        let mut key_expr = "#pk = :pk".to_owned();
+        if let Some((expr, a, b)) = sk_cond {
+            key_expr.push_str(" AND ");
+            key_expr.push_str(expr);
+            names.insert("#sk".into(), "sk".into());
+            values.insert(":a".into(), AttributeValue::S(a.clone()));
+            if let Some(b) = b {
+                values.insert(":b".into(), AttributeValue::S(b.clone()));
+            }
+        }
+        let mut start = query
+            .after
+            .as_ref()
+            .map(|Cursor(sk)| key_attrs(&query.pk, sk));
+        let mut items = Vec::new();
+        // Fill the page with one item more than asked, so `next` is exact.
+        loop {
+            let want = limit + 1 - items.len();
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(&key_expr)
+                .filter_expression("attribute_not_exists(#ttl) OR #ttl > :now")
+                .set_expression_attribute_names(Some(names.clone()))
+                .set_expression_attribute_values(Some(values.clone()))
+                .scan_index_forward(query.order == Order::Ascending)
+                .consistent_read(true)
+                .limit(
+                    i32::try_from(want)
+                        .unwrap_or(QUERY_FETCH_MAX)
+                        .min(QUERY_FETCH_MAX),
+                )
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| map_sdk_error(&e))?;
+            for attrs in out.items.unwrap_or_default() {
+                items.push(decode(attrs)?);
+            }
+            match out.last_evaluated_key {
+                Some(key) if items.len() <= limit => start = Some(key),
+                _ => break,
+            }
+        }
+        let next = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|i| Cursor(i.sk().to_owned()))
+        } else {
+            None
+        };
+        Ok(Page { items, next })
+    }
+}
+
 #[async_trait]
 impl Table for DynamoTable {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
@@ -295,83 +384,11 @@ impl Table for DynamoTable {
     }
 
     async fn query(&self, query: &Query) -> Result<Page, StoreError> {
-        if query.pk.is_empty() {
-            return Err(StoreError::InvalidTransaction(
-                "partition key must not be empty".into(),
-            ));
-        }
-        let now = self.clock.now_secs();
-        let limit = query.limit.max(1);
-        let mut names = HashMap::from([
-            ("#pk".to_owned(), "pk".to_owned()),
-            ("#ttl".to_owned(), "ttl".to_owned()),
-        ]);
-        let mut values = HashMap::from([
-            (":pk".to_owned(), AttributeValue::S(query.pk.clone())),
-            (":now".to_owned(), AttributeValue::N(now.to_string())),
-        ]);
-        let sk_cond = match &query.sort {
-            // An empty prefix matches every sort key; DynamoDB refuses an empty key value.
-            SortKey::All => None,
-            SortKey::Prefix(p) if p.is_empty() => None,
-            SortKey::Prefix(p) => Some(("begins_with(#sk, :a)", p, None)),
-            SortKey::Between(a, b) => Some(("#sk BETWEEN :a AND :b", a, Some(b))),
-            SortKey::After(a) => Some(("#sk > :a", a, None)),
-            SortKey::From(a) => Some(("#sk >= :a", a, None)),
-            SortKey::Before(b) => Some(("#sk < :a", b, None)),
-        };
-        let mut key_expr = "#pk = :pk".to_owned();
-        if let Some((expr, a, b)) = sk_cond {
-            key_expr.push_str(" AND ");
-            key_expr.push_str(expr);
-            names.insert("#sk".into(), "sk".into());
-            values.insert(":a".into(), AttributeValue::S(a.clone()));
-            if let Some(b) = b {
-                values.insert(":b".into(), AttributeValue::S(b.clone()));
-            }
-        }
-        let mut start = query
-            .after
-            .as_ref()
-            .map(|Cursor(sk)| key_attrs(&query.pk, sk));
-        let mut items = Vec::new();
-        // Fill the page with one item more than asked, so `next` is exact.
-        loop {
-            let want = limit + 1 - items.len();
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression(&key_expr)
-                .filter_expression("attribute_not_exists(#ttl) OR #ttl > :now")
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(Some(values.clone()))
-                .scan_index_forward(query.order == Order::Ascending)
-                .consistent_read(true)
-                .limit(
-                    i32::try_from(want)
-                        .unwrap_or(QUERY_FETCH_MAX)
-                        .min(QUERY_FETCH_MAX),
-                )
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| map_sdk_error(&e))?;
-            for attrs in out.items.unwrap_or_default() {
-                items.push(from_attrs(attrs)?);
-            }
-            match out.last_evaluated_key {
-                Some(key) if items.len() <= limit => start = Some(key),
-                _ => break,
-            }
-        }
-        let next = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(|i| Cursor(i.sk.clone()))
-        } else {
-            None
-        };
-        Ok(Page { items, next })
+        self.query_page(query, from_attrs).await
+    }
+
+    async fn query_raw(&self, query: &Query) -> Result<Page<RawItem>, StoreError> {
+        self.query_page(query, raw_from_attrs).await
     }
 
     async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
@@ -457,7 +474,53 @@ fn to_attrs(item: &Item) -> Result<HashMap<String, AttributeValue>, StoreError> 
     Ok(attrs)
 }
 
-fn from_attrs(mut attrs: HashMap<String, AttributeValue>) -> Result<Item, StoreError> {
+fn from_attrs(attrs: HashMap<String, AttributeValue>) -> Result<Item, StoreError> {
+    let (pk, sk, version, ttl, data) = parts(attrs)?;
+    let data = match data {
+        Some(v) => serde_dynamo::from_attribute_value(v)
+            .map_err(|_| StoreError::Backend(format!("corrupt `data` in {pk} / {sk}")))?,
+        None => serde_json::Value::Null,
+    };
+    Ok(Item {
+        pk,
+        sk,
+        version,
+        ttl,
+        data,
+    })
+}
+
+/// An item with its `data` written straight out as JSON text, with no tree of values in
+/// between ([`Table::query_raw`]): the same text a tree read by [`from_attrs`] would give.
+fn raw_from_attrs(attrs: HashMap<String, AttributeValue>) -> Result<RawItem, StoreError> {
+    let (pk, sk, version, ttl, data) = parts(attrs)?;
+    let data = match data {
+        Some(v) => {
+            let mut text = Vec::new();
+            serde_transcode::transcode(
+                serde_dynamo::Deserializer::from_attribute_value(v.into()),
+                &mut serde_json::Serializer::new(&mut text),
+            )
+            .map_err(|_| StoreError::Backend(format!("corrupt `data` in {pk} / {sk}")))?;
+            // serde_json writes only UTF-8.
+            String::from_utf8(text)
+                .map_err(|_| StoreError::Backend(format!("corrupt `data` in {pk} / {sk}")))?
+        }
+        None => "null".to_owned(),
+    };
+    Ok(RawItem {
+        pk,
+        sk,
+        version,
+        ttl,
+        data,
+    })
+}
+
+/// An item's keys, version and expiry, and its `data` attribute as stored.
+type Parts = (String, String, u64, Option<i64>, Option<AttributeValue>);
+
+fn parts(mut attrs: HashMap<String, AttributeValue>) -> Result<Parts, StoreError> {
     let mut string = |name: &str| match attrs.remove(name) {
         Some(AttributeValue::S(s)) => Ok(s),
         _ => Err(StoreError::Backend(format!(
@@ -476,17 +539,8 @@ fn from_attrs(mut attrs: HashMap<String, AttributeValue>) -> Result<Item, StoreE
         None => None,
         Some(_) => return Err(corrupt("ttl")),
     };
-    let data = match attrs.remove("data") {
-        Some(v) => serde_dynamo::from_attribute_value(v).map_err(|_| corrupt("data"))?,
-        None => serde_json::Value::Null,
-    };
-    Ok(Item {
-        pk,
-        sk,
-        version,
-        ttl,
-        data,
-    })
+    let data = attrs.remove("data");
+    Ok((pk, sk, version, ttl, data))
 }
 
 fn classify_transaction_error<R>(
