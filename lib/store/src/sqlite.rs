@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
 use crate::item::{Canonical, Keyed};
-use crate::validate::{validate_key, validate_keys, validate_transaction};
+use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::write::holds;
 use crate::{
     Clock, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock, Table,
@@ -223,11 +223,7 @@ impl SqliteTable {
         query: &Query,
         read: impl Fn(&rusqlite::Row<'_>) -> Result<I, StoreError>,
     ) -> Result<Page<I>, StoreError> {
-        if query.pk.is_empty() {
-            return Err(StoreError::InvalidTransaction(
-                "partition key must not be empty".into(),
-            ));
-        }
+        validate_query(query)?;
         self.inner.run(|conn, now| {
             let (mut sql, mut args) = matching("SELECT pk, sk, version, ttl, data", query, now);
             sql.push_str(match query.order {
@@ -307,11 +303,7 @@ impl Table for SqliteTable {
     }
 
     async fn count(&self, query: &Query, max_items: usize) -> Result<usize, StoreError> {
-        if query.pk.is_empty() {
-            return Err(StoreError::InvalidTransaction(
-                "partition key must not be empty".into(),
-            ));
-        }
+        validate_query(query)?;
         self.inner.run(|conn, now| {
             // The rows are counted where they lie: nothing is decoded.
             let (inner, mut args) = matching("SELECT 1", query, now);
@@ -455,13 +447,18 @@ fn decode((pk, sk, version, ttl, data): RawRow) -> Result<Item, StoreError> {
     let data =
         data.map_err(|e| StoreError::Backend(format!("corrupt data in {pk} / {sk}: {e}")))?;
     Ok(Item {
-        version: u64::try_from(version)
-            .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
+        version: row_version(version, &pk, &sk)?,
         pk,
         sk,
         ttl,
         data,
     })
+}
+
+/// A row's stored version, which a row written by this adapter never has below 1.
+fn row_version(version: i64, pk: &str, sk: &str) -> Result<u64, StoreError> {
+    u64::try_from(version)
+        .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))
 }
 
 /// A row with its data left as the text SQLite holds ([`Table::query_raw`]).
@@ -474,8 +471,7 @@ fn read_raw_row(r: &rusqlite::Row<'_>) -> Result<RawItem, StoreError> {
         r.get(4).map_err(backend)?,
     );
     Ok(RawItem {
-        version: u64::try_from(version)
-            .map_err(|_| StoreError::Backend(format!("corrupt version in {pk} / {sk}")))?,
+        version: row_version(version, &pk, &sk)?,
         pk,
         sk,
         ttl,

@@ -9,6 +9,17 @@ use crate::limits::{
 };
 use crate::{StoreError, WriteOp, item_size};
 
+/// Rejects a query without a partition key (both backends would refuse or misread it).
+#[cfg_attr(not(any(feature = "sqlite", feature = "dynamo")), allow(dead_code))]
+pub(crate) fn validate_query(query: &crate::Query) -> Result<(), StoreError> {
+    if query.pk.is_empty() {
+        return Err(StoreError::InvalidTransaction(
+            "partition key must not be empty".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Rejects empty or oversized transactions, an item named twice, bad keys and items over the
 /// size limit.
 // Shared by the adapters; a build with neither (the webhook function) has no caller.

@@ -18,7 +18,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::item::Keyed;
-use crate::validate::{validate_key, validate_keys, validate_transaction};
+use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::{
     Clock, Condition, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock,
     Table, WriteOp,
@@ -222,11 +222,7 @@ impl DynamoTable {
         query: &Query,
         decode: fn(HashMap<String, AttributeValue>) -> Result<I, StoreError>,
     ) -> Result<Page<I>, StoreError> {
-        if query.pk.is_empty() {
-            return Err(StoreError::InvalidTransaction(
-                "partition key must not be empty".into(),
-            ));
-        }
+        validate_query(query)?;
         let now = self.clock.now_secs();
         let limit = query.limit.max(1);
         let mut names = HashMap::from([
