@@ -13,7 +13,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
-use crate::item::{Canonical, Keyed};
+use crate::item::{Canonical, Keyed, page_of};
 use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::write::holds;
 use crate::{
@@ -245,13 +245,7 @@ impl SqliteTable {
             while let Some(row) = rows.next().map_err(backend)? {
                 items.push(read(row)?);
             }
-            let next = if items.len() > limit {
-                items.truncate(limit);
-                items.last().map(|i| Cursor(i.sk().to_owned()))
-            } else {
-                None
-            };
-            Ok(Page { items, next })
+            Ok(page_of(items, limit))
         })
     }
 }

@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem,
 };
 
-use crate::item::Keyed;
+use crate::item::{Keyed, page_of};
 use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::{
     Clock, Condition, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock,
@@ -288,13 +288,7 @@ impl DynamoTable {
                 _ => break,
             }
         }
-        let next = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(|i| Cursor(i.sk().to_owned()))
-        } else {
-            None
-        };
-        Ok(Page { items, next })
+        Ok(page_of(items, limit))
     }
 }
 
