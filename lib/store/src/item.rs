@@ -124,20 +124,6 @@ pub(crate) trait Keyed {
     fn sk(&self) -> &str;
 }
 
-/// The page of `limit` items an adapter answers when it read up to one more than asked
-/// (`items`): the extra item says, exactly, that another page exists, and the cursor is the
-/// last kept item's sort key.
-#[cfg(any(feature = "sqlite", feature = "dynamo"))]
-pub(crate) fn page_of<I: Keyed>(mut items: Vec<I>, limit: usize) -> crate::Page<I> {
-    let next = if items.len() > limit {
-        items.truncate(limit);
-        items.last().map(|i| crate::Cursor(i.sk().to_owned()))
-    } else {
-        None
-    };
-    crate::Page { items, next }
-}
-
 #[cfg(any(feature = "sqlite", feature = "dynamo"))]
 impl Keyed for Item {
     fn sk(&self) -> &str {

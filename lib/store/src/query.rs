@@ -134,3 +134,17 @@ impl<I> Default for Page<I> {
         }
     }
 }
+
+/// The page of `limit` items an adapter answers when it read up to one more than asked
+/// (`items`): the extra item says, exactly, that another page exists, and the cursor is the
+/// last kept item's sort key.
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
+pub(crate) fn page_of<I: crate::item::Keyed>(mut items: Vec<I>, limit: usize) -> Page<I> {
+    let next = if items.len() > limit {
+        items.truncate(limit);
+        items.last().map(|i| Cursor(i.sk().to_owned()))
+    } else {
+        None
+    };
+    Page { items, next }
+}

@@ -13,7 +13,8 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use self::checkpoint::{AUTO_CHECKPOINT_PAGES, Checkpointer, WAL_KEEP_BYTES};
-use crate::item::{Canonical, Keyed, page_of};
+use crate::item::{Canonical, Keyed};
+use crate::query::page_of;
 use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::write::holds;
 use crate::{

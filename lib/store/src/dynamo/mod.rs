@@ -17,7 +17,8 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem,
 };
 
-use crate::item::{Keyed, page_of};
+use crate::item::Keyed;
+use crate::query::page_of;
 use crate::validate::{validate_key, validate_keys, validate_query, validate_transaction};
 use crate::{
     Clock, Condition, Cursor, Item, Order, Page, Query, RawItem, SortKey, StoreError, SystemClock,
