@@ -12,6 +12,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::Deserialize;
@@ -194,7 +195,8 @@ impl AnthropicClient {
 
     /// One attempt under its ceiling. A failure is retryable only when nothing of the answer
     /// had been streamed yet: once output started, it is being billed.
-    async fn attempt(&self, body: &[u8], ceiling: Duration) -> Result<CreateResponse, Failed> {
+    /// `body` is shared with the retry, not copied for each attempt.
+    async fn attempt(&self, body: &Bytes, ceiling: Duration) -> Result<CreateResponse, Failed> {
         let mut assembler = Assembler::default();
         let outcome = tokio::time::timeout(ceiling, self.exchange(body, &mut assembler)).await;
         match outcome {
@@ -209,12 +211,12 @@ impl AnthropicClient {
 
     async fn exchange(
         &self,
-        body: &[u8],
+        body: &Bytes,
         assembler: &mut Assembler,
     ) -> Result<CreateResponse, LlmError> {
         let started = Instant::now();
         // Until the answer's headers arrive: the provider queues and reads the prompt.
-        let send = self.http.post(&self.endpoint).body(body.to_vec()).send();
+        let send = self.http.post(&self.endpoint).body(body.clone()).send();
         let response = tokio::time::timeout(Duration::from_secs(MODEL_START_SECS), send)
             .await
             .map_err(|_| LlmError::Timeout)?
@@ -295,6 +297,7 @@ impl LlmClient for AnthropicClient {
         let body = self
             .body
             .streamed(request)
+            .map(Bytes::from)
             .map_err(|error| LlmError::InvalidRequest {
                 message: format!("could not encode the request: {error}"),
                 kind: crate::error::InvalidKind::Other,

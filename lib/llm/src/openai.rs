@@ -12,6 +12,7 @@
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
@@ -128,18 +129,19 @@ impl OpenAiClient {
         })
     }
 
+    /// One attempt. `body` is shared with the retry, not copied for each attempt.
     async fn attempt(
         &self,
-        body: &[u8],
+        body: &Bytes,
         model: &str,
         timeout: Duration,
-    ) -> Result<Vec<u8>, LlmError> {
+    ) -> Result<Bytes, LlmError> {
         let started = Instant::now();
         let response = self
             .http
             .post(&self.endpoint)
             .timeout(timeout)
-            .body(body.to_vec())
+            .body(body.clone())
             .send()
             .await
             .map_err(transport_error)?;
@@ -152,17 +154,18 @@ impl OpenAiClient {
             "model call answered"
         );
         if (200..300).contains(&status) {
-            Ok(bytes.to_vec())
+            Ok(bytes)
         } else {
             Err(status_error(status, retry_after, &bytes, model))
         }
     }
 
-    async fn send(&self, request: &ChatRequest, timeout: Duration) -> Result<Vec<u8>, LlmError> {
+    async fn send(&self, request: &ChatRequest, timeout: Duration) -> Result<Bytes, LlmError> {
         let body = serde_json::to_vec(request).map_err(|error| LlmError::InvalidRequest {
             message: format!("could not encode the request: {error}"),
             kind: InvalidKind::Other,
         })?;
+        let body = Bytes::from(body);
         with_one_retry(self.retry_backoff, || {
             self.attempt(&body, &request.model, timeout)
         })

@@ -7,6 +7,11 @@
 //! prefix's JSON and splices it into each body; a request with another prefix gets its own
 //! encoding, which then becomes the kept one.
 //!
+//! The body is written once, into a buffer sized for it ([`size_hint`]), and the call's
+//! attempts share it (`http.rs`): grown from nothing, a long conversation's 200 KB body was
+//! reallocated eleven times on the way and then copied again for each attempt, each copy into
+//! pages the kernel faulted in afresh (issue #16's 60-turn profile, bench/RESULTS.md).
+//!
 //! The body is byte for byte what `serde_json` makes of the request's fields in declaration
 //! order followed by `"stream":true` (a test holds both encodings equal), so the prompt cache,
 //! which keys on the prompt's content, sees the same prompt either way.
@@ -16,7 +21,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::wire::{CreateRequest, Message, OutputConfig, SystemBlock, ThinkingConfig, ToolSpec};
+use crate::wire::{
+    ContentBlock, CreateRequest, DocumentSource, ImageSource, Message, OutputConfig, SystemBlock,
+    ThinkingConfig, ToolResultContent, ToolSpec,
+};
+
+/// What a body holds besides the prefix and the messages' strings: its keys and punctuation,
+/// the model's name, the optional settings. A guess on the generous side.
+const BODY_OVERHEAD_BYTES: usize = 512;
+
+/// What each message and each block adds besides its strings: the `role`, `type` and other
+/// keys, quotes and punctuation, a cache marker.
+const BLOCK_OVERHEAD_BYTES: usize = 64;
 
 /// The encoded prefix of one pair of shared lists. It holds the lists themselves, so while it
 /// is kept their addresses cannot be reused by other lists: `Arc::ptr_eq` on them is a sound
@@ -65,17 +81,22 @@ impl BodyEncoder {
             output_config,
             temperature,
         } = request;
-        serde_json::to_vec(&Body {
-            model,
-            max_tokens: *max_tokens,
-            system: (!system.is_empty()).then_some(&*prefix.system_json),
-            messages,
-            tools: (!tools.is_empty()).then_some(&*prefix.tools_json),
-            thinking: thinking.as_ref(),
-            output_config: output_config.as_ref(),
-            temperature: *temperature,
-            stream: true,
-        })
+        let mut body = Vec::with_capacity(size_hint(&prefix, request));
+        serde_json::to_writer(
+            &mut body,
+            &Body {
+                model,
+                max_tokens: *max_tokens,
+                system: (!system.is_empty()).then_some(&*prefix.system_json),
+                messages,
+                tools: (!tools.is_empty()).then_some(&*prefix.tools_json),
+                thinking: thinking.as_ref(),
+                output_config: output_config.as_ref(),
+                temperature: *temperature,
+                stream: true,
+            },
+        )?;
+        Ok(body)
     }
 
     fn prefix(&self, request: &CreateRequest) -> Result<Arc<EncodedPrefix>, serde_json::Error> {
@@ -86,6 +107,78 @@ impl BodyEncoder {
         let fresh = Arc::new(EncodedPrefix::new(request)?);
         *last = Some(Arc::clone(&fresh));
         Ok(fresh)
+    }
+}
+
+/// About how many bytes `request`'s body takes: the prefix's JSON, each string of each message,
+/// and an allowance for the rest, with an eighth more for the escapes that JSON written as text
+/// (the context block, tool results) needs. Only a buffer's first size: a body longer than
+/// this grows its buffer as it would have anyway, and a shorter one leaves it partly unused
+/// until the call ends.
+fn size_hint(prefix: &EncodedPrefix, request: &CreateRequest) -> usize {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|message| BLOCK_OVERHEAD_BYTES + blocks_len(&message.content))
+        .sum();
+    let strings = prefix.system_json.get().len() + prefix.tools_json.get().len() + messages;
+    strings + strings / 8 + BODY_OVERHEAD_BYTES
+}
+
+/// The strings of `blocks`, in bytes, plus each block's allowance.
+fn blocks_len(blocks: &[ContentBlock]) -> usize {
+    blocks
+        .iter()
+        .map(|block| {
+            BLOCK_OVERHEAD_BYTES
+                + match block {
+                    ContentBlock::Text(text) => text.text.len(),
+                    ContentBlock::Image(image) => match &image.source {
+                        ImageSource::Base64 { data, .. } => data.len(),
+                        ImageSource::Url { url } => url.len(),
+                        ImageSource::Stored { key, .. } => key.len(),
+                    },
+                    ContentBlock::Document(document) => match &document.source {
+                        DocumentSource::Base64 { data, .. } => data.len(),
+                        DocumentSource::Url { url } => url.len(),
+                        DocumentSource::Stored { key, .. } => key.len(),
+                    },
+                    ContentBlock::ToolUse(call) => {
+                        call.id.len() + call.name.len() + value_len(&call.input)
+                    }
+                    ContentBlock::ToolResult(result) => {
+                        result.tool_use_id.len()
+                            + match &result.content {
+                                Some(ToolResultContent::Text(text)) => text.len(),
+                                Some(ToolResultContent::Blocks(inner)) => blocks_len(inner),
+                                None => 0,
+                            }
+                    }
+                    ContentBlock::Thinking(thinking) => {
+                        thinking.thinking.len() + thinking.signature.len()
+                    }
+                    ContentBlock::RedactedThinking(redacted) => redacted.data.len(),
+                    ContentBlock::Unknown(value) => value_len(value),
+                }
+        })
+        .sum()
+}
+
+/// About how long `value` is as JSON: its strings and keys with their quotes, a few bytes for
+/// each other value and separator.
+fn value_len(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 8,
+        Value::String(text) => text.len() + 2,
+        Value::Array(items) => 2 + items.iter().map(|item| value_len(item) + 1).sum::<usize>(),
+        Value::Object(fields) => {
+            2 + fields
+                .iter()
+                .map(|(key, item)| key.len() + 4 + value_len(item))
+                .sum::<usize>()
+        }
     }
 }
 
@@ -198,5 +291,69 @@ mod tests {
         encoder.streamed(&full(&same_text, &tools, "hi")).unwrap();
         let kept = encoder.last.lock().unwrap().clone().unwrap();
         assert!(Arc::ptr_eq(&kept.system, &same_text));
+    }
+
+    /// A long conversation's body, the way the harness sends it: each user message holds JSON
+    /// written as text (the context block), each turn a tool call and its JSON result.
+    fn long_conversation(turns: usize) -> CreateRequest {
+        let system: Arc<[SystemBlock]> = vec![SystemBlock::new("You are Steward.").cached()].into();
+        let tools: Arc<[ToolSpec]> = vec![tool("add_room"), tool("create_event")].into();
+        let mut request = full(&system, &tools, "first");
+        for turn in 0..turns {
+            let context = json!({"events": (0..20).map(|n| json!({"id": format!("e_{turn}_{n}"), "name": format!("Event \"{n}\""), "active": n == 0})).collect::<Vec<_>>()});
+            request.messages.push(Arc::new(Message::user(vec![
+                ContentBlock::text(format!("<context>\n{context}\n</context>")),
+                ContentBlock::text(format!("Add room {turn}, please. ✓")),
+            ])));
+            request
+                .messages
+                .push(Arc::new(Message::assistant(vec![ContentBlock::tool_use(
+                    format!("toolu_{turn}"),
+                    "add_room",
+                    json!({"name": format!("Room {turn}"), "capacity": 40, "tags": ["a", "b"]}),
+                )])));
+            let result = json!({"ok": true, "summary": format!("Added \"Room {turn}\"."), "data": {"id": turn}});
+            request
+                .messages
+                .push(Arc::new(Message::user(vec![ContentBlock::tool_result(
+                    format!("toolu_{turn}"),
+                    result.to_string(),
+                    false,
+                )])));
+            request
+                .messages
+                .push(Arc::new(Message::assistant(vec![ContentBlock::text(
+                    format!("Done: Room {turn}."),
+                )])));
+        }
+        request
+    }
+
+    #[test]
+    fn the_buffer_is_sized_once_for_the_whole_body() {
+        let encoder = BodyEncoder::default();
+        for turns in [0, 1, 5, 60] {
+            let request = long_conversation(turns);
+            let body = encoder.streamed(&request).unwrap();
+            assert_eq!(body, plain(&request));
+            let prefix = encoder.prefix(&request).unwrap();
+            let hint = size_hint(&prefix, &request);
+            // Enough that the buffer never grows, not so much that it wastes half of itself.
+            assert!(
+                hint >= body.len(),
+                "{turns} turns: hint {hint} < body {}",
+                body.len()
+            );
+            assert!(
+                hint <= body.len() * 3 / 2 + BODY_OVERHEAD_BYTES,
+                "{turns} turns: hint {hint} for a body of {}",
+                body.len()
+            );
+            assert!(
+                body.capacity() <= hint,
+                "the buffer grew: {} > {hint}",
+                body.capacity()
+            );
+        }
     }
 }
