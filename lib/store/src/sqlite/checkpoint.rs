@@ -21,8 +21,17 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// How often the checkpointer copies the WAL into the database file, when anything was written.
-/// Short enough that the WAL stays small (it holds what half a second of commits wrote), long
-/// enough that each hot page is copied once for hundreds of commits at the store's busiest.
+/// Long enough that each hot page is copied once for hundreds of commits at the store's busiest.
+///
+/// What this does not bound is the WAL file's length. A passive checkpoint never stops a
+/// writer, so under writes that do not pause a commit lands while it runs; SQLite restarts the
+/// WAL from its start only when a write begins with every frame already copied, so the file
+/// keeps growing until the writes pause or it reaches [`AUTO_CHECKPOINT_PAGES`], whose
+/// checkpoint runs on the committing connection between its own writes. Issue #16's turn
+/// benchmark keeps writing for its whole run and takes the WAL to the backstop's 64 MiB.
+/// Checkpoints that wait for the writer (`RESTART`) would keep it at a few MiB, but hold the
+/// write lock across two `fsync`s each time (bench/RESULTS.md, "The WAL under writes that do
+/// not pause"); not taken.
 pub(super) const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
 
 /// The committing connection's own checkpoint threshold, in WAL pages: the backstop, reached only
