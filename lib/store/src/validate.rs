@@ -10,7 +10,7 @@ use crate::limits::{
 use crate::{StoreError, WriteOp, item_size};
 
 /// Rejects a query without a partition key (both backends would refuse or misread it).
-#[cfg_attr(not(any(feature = "sqlite", feature = "dynamo")), allow(dead_code))]
+#[cfg(any(feature = "sqlite", feature = "dynamo"))]
 pub(crate) fn validate_query(query: &crate::Query) -> Result<(), StoreError> {
     if query.pk.is_empty() {
         return Err(StoreError::InvalidTransaction(
