@@ -37,6 +37,8 @@ pub mod http;
 pub mod limits;
 pub mod media;
 #[cfg(feature = "http")]
+mod message_json;
+#[cfg(feature = "http")]
 mod messages_stream;
 #[cfg(feature = "http")]
 pub mod openai;

@@ -7,6 +7,9 @@
 //! prefix's JSON and splices it into each body; a request with another prefix gets its own
 //! encoding, which then becomes the kept one.
 //!
+//! Each message the caller shares between calls is encoded once too ([`MessageJson`]): only
+//! the newest messages of a conversation are escaped into JSON for a call, the rest spliced in.
+//!
 //! The body is written once, into a buffer sized for it ([`size_hint`]), and the call's
 //! attempts share it (`http.rs`): grown from nothing, a long conversation's 200 KB body was
 //! reallocated eleven times on the way and then copied again for each attempt, each copy into
@@ -21,18 +24,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::wire::{
-    ContentBlock, CreateRequest, DocumentSource, ImageSource, Message, OutputConfig, SystemBlock,
-    ThinkingConfig, ToolResultContent, ToolSpec,
-};
+use crate::message_json::MessageJson;
+use crate::wire::{CreateRequest, OutputConfig, SystemBlock, ThinkingConfig, ToolSpec};
 
-/// What a body holds besides the prefix and the messages' strings: its keys and punctuation,
-/// the model's name, the optional settings. A guess on the generous side.
+/// What a body holds besides the prefix and the messages: its keys and punctuation, the
+/// model's name, the optional settings. A guess on the generous side.
 const BODY_OVERHEAD_BYTES: usize = 512;
-
-/// What each message and each block adds besides its strings: the `role`, `type` and other
-/// keys, quotes and punctuation, a cache marker.
-const BLOCK_OVERHEAD_BYTES: usize = 64;
 
 /// The encoded prefix of one pair of shared lists. It holds the lists themselves, so while it
 /// is kept their addresses cannot be reused by other lists: `Arc::ptr_eq` on them is a sound
@@ -60,11 +57,12 @@ impl EncodedPrefix {
     }
 }
 
-/// Encodes request bodies, reusing the last prefix's JSON (see the [module docs](self)).
-/// Clones share the kept prefix.
+/// Encodes request bodies, reusing the last prefix's JSON and the shared messages' (see the
+/// [module docs](self)). Clones share what is kept.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BodyEncoder {
     last: Arc<Mutex<Option<Arc<EncodedPrefix>>>>,
+    messages: MessageJson,
 }
 
 impl BodyEncoder {
@@ -81,14 +79,15 @@ impl BodyEncoder {
             output_config,
             temperature,
         } = request;
-        let mut body = Vec::with_capacity(size_hint(&prefix, request));
+        let messages = self.messages.encode(messages)?;
+        let mut body = Vec::with_capacity(size_hint(&prefix, &messages));
         serde_json::to_writer(
             &mut body,
             &Body {
                 model,
                 max_tokens: *max_tokens,
                 system: (!system.is_empty()).then_some(&*prefix.system_json),
-                messages,
+                messages: Messages(&messages),
                 tools: (!tools.is_empty()).then_some(&*prefix.tools_json),
                 thinking: thinking.as_ref(),
                 output_config: output_config.as_ref(),
@@ -110,75 +109,20 @@ impl BodyEncoder {
     }
 }
 
-/// About how many bytes `request`'s body takes: the prefix's JSON, each string of each message,
-/// and an allowance for the rest, with an eighth more for the escapes that JSON written as text
-/// (the context block, tool results) needs. Only a buffer's first size: a body longer than
-/// this grows its buffer as it would have anyway, and a shorter one leaves it partly unused
-/// until the call ends.
-fn size_hint(prefix: &EncodedPrefix, request: &CreateRequest) -> usize {
-    let messages: usize = request
-        .messages
-        .iter()
-        .map(|message| BLOCK_OVERHEAD_BYTES + blocks_len(&message.content))
-        .sum();
-    let strings = prefix.system_json.get().len() + prefix.tools_json.get().len() + messages;
-    strings + strings / 8 + BODY_OVERHEAD_BYTES
+/// About how many bytes a body takes: the prefix's JSON, each message's, a comma between
+/// messages, and an allowance for the rest. Only a buffer's first size: should the allowance
+/// fall short, the buffer grows as it would have anyway.
+fn size_hint(prefix: &EncodedPrefix, messages: &[Arc<RawValue>]) -> usize {
+    let messages: usize = messages.iter().map(|json| json.get().len() + 1).sum();
+    prefix.system_json.get().len() + prefix.tools_json.get().len() + messages + BODY_OVERHEAD_BYTES
 }
 
-/// The strings of `blocks`, in bytes, plus each block's allowance.
-fn blocks_len(blocks: &[ContentBlock]) -> usize {
-    blocks
-        .iter()
-        .map(|block| {
-            BLOCK_OVERHEAD_BYTES
-                + match block {
-                    ContentBlock::Text(text) => text.text.len(),
-                    ContentBlock::Image(image) => match &image.source {
-                        ImageSource::Base64 { data, .. } => data.len(),
-                        ImageSource::Url { url } => url.len(),
-                        ImageSource::Stored { key, .. } => key.len(),
-                    },
-                    ContentBlock::Document(document) => match &document.source {
-                        DocumentSource::Base64 { data, .. } => data.len(),
-                        DocumentSource::Url { url } => url.len(),
-                        DocumentSource::Stored { key, .. } => key.len(),
-                    },
-                    ContentBlock::ToolUse(call) => {
-                        call.id.len() + call.name.len() + value_len(&call.input)
-                    }
-                    ContentBlock::ToolResult(result) => {
-                        result.tool_use_id.len()
-                            + match &result.content {
-                                Some(ToolResultContent::Text(text)) => text.len(),
-                                Some(ToolResultContent::Blocks(inner)) => blocks_len(inner),
-                                None => 0,
-                            }
-                    }
-                    ContentBlock::Thinking(thinking) => {
-                        thinking.thinking.len() + thinking.signature.len()
-                    }
-                    ContentBlock::RedactedThinking(redacted) => redacted.data.len(),
-                    ContentBlock::Unknown(value) => value_len(value),
-                }
-        })
-        .sum()
-}
+/// The messages' kept JSON, written as the body's list.
+struct Messages<'a>(&'a [Arc<RawValue>]);
 
-/// About how long `value` is as JSON: its strings and keys with their quotes, a few bytes for
-/// each other value and separator.
-fn value_len(value: &serde_json::Value) -> usize {
-    use serde_json::Value;
-    match value {
-        Value::Null | Value::Bool(_) => 5,
-        Value::Number(_) => 8,
-        Value::String(text) => text.len() + 2,
-        Value::Array(items) => 2 + items.iter().map(|item| value_len(item) + 1).sum::<usize>(),
-        Value::Object(fields) => {
-            2 + fields
-                .iter()
-                .map(|(key, item)| key.len() + 4 + value_len(item))
-                .sum::<usize>()
-        }
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|json| &**json))
     }
 }
 
@@ -190,7 +134,7 @@ struct Body<'a> {
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a RawValue>,
-    messages: &'a [Arc<Message>],
+    messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,7 +150,7 @@ struct Body<'a> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::wire::{CacheControl, ContentBlock, Effort};
+    use crate::wire::{CacheControl, ContentBlock, Effort, Message};
     use serde_json::json;
 
     /// What the body was before the prefix was kept: the request's own fields, then `stream`.
@@ -330,6 +274,32 @@ mod tests {
     }
 
     #[test]
+    fn bodies_that_splice_kept_messages_are_byte_for_byte_the_plain_encoding() {
+        let encoder = BodyEncoder::default();
+        let whole = long_conversation(8);
+        // The harness's way: the history's messages shared into each request, the newest in a
+        // copy of the request's own that carries the cache marker.
+        let mut history: Vec<Arc<Message>> = Vec::new();
+        for message in &whole.messages {
+            history.push(Arc::clone(message));
+            let mut request = whole.clone();
+            request.messages = history.clone();
+            let last = request.messages.last_mut().unwrap();
+            Arc::make_mut(last).set_cache_control_on_last(Some(CacheControl::ephemeral()));
+            assert_eq!(
+                String::from_utf8(encoder.streamed(&request).unwrap()).unwrap(),
+                String::from_utf8(plain(&request)).unwrap()
+            );
+        }
+        // Every message but the newest was kept, and a body of them all is still the same.
+        let request = CreateRequest {
+            messages: history.clone(),
+            ..whole.clone()
+        };
+        assert_eq!(encoder.streamed(&request).unwrap(), plain(&request));
+    }
+
+    #[test]
     fn the_buffer_is_sized_once_for_the_whole_body() {
         let encoder = BodyEncoder::default();
         for turns in [0, 1, 5, 60] {
@@ -337,15 +307,18 @@ mod tests {
             let body = encoder.streamed(&request).unwrap();
             assert_eq!(body, plain(&request));
             let prefix = encoder.prefix(&request).unwrap();
-            let hint = size_hint(&prefix, &request);
-            // Enough that the buffer never grows, not so much that it wastes half of itself.
+            let hint = size_hint(
+                &prefix,
+                &encoder.messages.encode(&request.messages).unwrap(),
+            );
+            // Enough that the buffer never grows, and no more than the allowance besides.
             assert!(
                 hint >= body.len(),
                 "{turns} turns: hint {hint} < body {}",
                 body.len()
             );
             assert!(
-                hint <= body.len() * 3 / 2 + BODY_OVERHEAD_BYTES,
+                hint <= body.len() + BODY_OVERHEAD_BYTES,
                 "{turns} turns: hint {hint} for a body of {}",
                 body.len()
             );
