@@ -33,6 +33,17 @@ use crate::transcript::{self, PlacedRow, ReadRow};
 /// parsed rows at most, within the agent function's 128 MB and `steward serve`'s memory target.
 pub const HISTORY_CACHE_CHARS_MAX: usize = 4_000_000;
 
+/// A conversation's segment as loaded: its rows, and their content characters as
+/// [`transcript::content_chars`] counts them (kept per row, so a turn does not recount its whole
+/// history to decide on compaction).
+#[derive(Debug)]
+pub struct LoadedSegment {
+    /// The rows, in order.
+    pub rows: Vec<PlacedRow>,
+    /// Their content characters.
+    pub chars: usize,
+}
+
 /// The remembered segments of recent conversations.
 #[derive(Debug)]
 pub struct HistoryCache {
@@ -76,7 +87,7 @@ impl HistoryCache {
         conversation: &ConversationKey,
         segment: u32,
         now_secs: i64,
-    ) -> Result<Vec<PlacedRow>, StoreError> {
+    ) -> Result<LoadedSegment, StoreError> {
         // Taken out while the store is read (no lock across an await); a second load of the
         // same conversation meanwhile reads the segment whole.
         let taken = self.take(conversation).filter(|e| e.segment == segment);
@@ -93,9 +104,18 @@ impl HistoryCache {
         if rows.len() != before {
             chars = rows.iter().map(row_chars).sum();
         }
-        let loaded = rows.iter().map(|r| r.placed.clone()).collect();
+        let loaded: Vec<PlacedRow> = rows.iter().map(|r| r.placed.clone()).collect();
+        let count = loaded.len();
         self.put(conversation, segment, rows, chars);
-        Ok(transcript::from_first_plain_user_row(loaded))
+        let loaded = transcript::from_first_plain_user_row(loaded);
+        if loaded.len() != count {
+            // The oldest rows lost their beginning to retention: count what is left.
+            chars = transcript::content_chars(&loaded);
+        }
+        Ok(LoadedSegment {
+            rows: loaded,
+            chars,
+        })
     }
 
     fn take(&self, conversation: &ConversationKey) -> Option<Entry> {
@@ -235,12 +255,16 @@ mod tests {
             self.table.write(ops).await.unwrap();
         }
 
+        /// The rows loaded through the cache, checking the characters it counted for them.
         async fn cached(&self, c: &ConversationKey, segment: u32) -> Vec<PlacedRow> {
             let now = self.clock.now_secs();
-            self.cache
+            let loaded = self
+                .cache
                 .load_segment(&self.table, c, segment, now)
                 .await
-                .unwrap()
+                .unwrap();
+            assert_eq!(loaded.chars, transcript::content_chars(&loaded.rows));
+            loaded.rows
         }
 
         async fn stored(&self, c: &ConversationKey, segment: u32) -> Vec<PlacedRow> {
@@ -301,6 +325,32 @@ mod tests {
         r.clock.advance_millis(6 * DAY_MS);
         assert!(r.stored(&c, 0).await.is_empty());
         assert!(r.cached(&c, 0).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_characters_counted_are_those_of_the_rows_returned() {
+        let r = rig();
+        let c = conv("c1");
+        let days = crate::retention::current().days();
+        // Turn 1's question now, its answer ten days later: retention takes the question first.
+        let now = r.clock.now_millis();
+        let question = put_row_op(&c, 0, 1, 0, &row("a question", true), now).unwrap();
+        r.table.write(vec![question]).await.unwrap();
+        r.clock.advance_millis(10 * DAY_MS);
+        let now = r.clock.now_millis();
+        let answer = put_row_op(&c, 0, 1, 1, &row("an answer", false), now).unwrap();
+        r.table.write(vec![answer]).await.unwrap();
+        r.turn(&c, 0, 2, "second").await;
+        assert_eq!(r.cached(&c, 0).await.len(), 4);
+        r.clock.advance_millis((days - 5) * DAY_MS);
+        // The answer outlives its question and is left out with it: the history starts at the
+        // first whole exchange, and its characters are counted without the answer's.
+        let rows = r.cached(&c, 0).await;
+        assert_eq!(texts(&rows), texts(&r.stored(&c, 0).await));
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].sk, keys::model_sk(0, 2, 0));
+        // And again from memory, with nothing new read.
+        assert_eq!(r.cached(&c, 0).await.len(), 2);
     }
 
     #[tokio::test]

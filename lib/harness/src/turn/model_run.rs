@@ -16,6 +16,7 @@ use super::{
     TurnError,
 };
 use crate::attachments::{self, Taken};
+use crate::history_cache::LoadedSegment;
 use crate::transcript::{self, CallNote, ModelRow, PlacedRow, RowSource, StepNote};
 use crate::{Actor, Ctx, budget, compaction, keys};
 
@@ -34,10 +35,11 @@ impl ModelRun<'_> {
     pub(super) async fn go(&mut self) -> Result<Draft, TurnError> {
         let table = self.agent.table().as_ref();
         let key = self.input.conversation.clone();
-        let mut rows = self.load_segment().await?;
+        let loaded = self.load_segment().await?;
+        let mut rows = loaded.rows;
         let has_user_row = rows.iter().any(|r| r.turn == self.turn && r.step == 0);
         if !has_user_row {
-            if transcript::content_chars(&rows) > self.agent.limits().compaction_chars {
+            if loaded.chars > self.agent.limits().compaction_chars {
                 let notes = TurnNotes {
                     agent: self.agent,
                     model: self.model.as_ref(),
@@ -56,7 +58,7 @@ impl ModelRun<'_> {
                 )
                 .await
                 {
-                    Ok(()) => rows = self.load_segment().await?,
+                    Ok(()) => rows = self.load_segment().await?.rows,
                     Err(why) => {
                         tracing::warn!(%why, "compaction failed; carrying on with the full history")
                     }
@@ -110,7 +112,7 @@ impl ModelRun<'_> {
     }
 
     /// The conversation's current segment, from the agent's [`crate::history_cache`].
-    async fn load_segment(&self) -> Result<Vec<PlacedRow>, StoreError> {
+    async fn load_segment(&self) -> Result<LoadedSegment, StoreError> {
         let agent = self.agent;
         agent
             .history()
