@@ -23,9 +23,9 @@ use serde_json::value::RawValue;
 
 use crate::wire::Message;
 
-/// JSON kept over all messages: about twice the harness's history cache (4,000,000 characters
-/// of content, with the keys and escapes JSON adds), so in `steward serve` every remembered
-/// conversation's messages fit, and well within the agent function's 128 MB.
+/// JSON kept over all messages. A backstop: entries go sooner, once their messages are let go
+/// (by the harness's history cache, whose 4,000,000 characters of content take less than this
+/// as JSON, keys and escapes included), and it is well within the agent function's 128 MB.
 pub(crate) const MESSAGE_JSON_BYTES_MAX: usize = 16 * 1024 * 1024;
 
 /// A message whose JSON is longer than this share of the cap (a sixteenth) is encoded for each
