@@ -96,3 +96,29 @@ fn the_client_address_comes_from_the_request_context() {
     let (parts, _) = request.into_parts();
     assert_eq!(ClientAddress::of(&parts, None).limit_key(), "198.51.100.9");
 }
+
+/// The HTTP functions read the HTTP API's payload 2.0 only (the template's routes); a REST API's
+/// event, which `lambda_http` would otherwise read with its default features, is refused
+/// rather than routed as a request it half understood.
+#[test]
+fn a_rest_api_event_is_refused() {
+    let rest = serde_json::json!({
+        "resource": "/chat/messages",
+        "path": "/chat/messages",
+        "httpMethod": "POST",
+        "headers": {"host": "abc.execute-api.eu-west-1.amazonaws.com"},
+        "multiValueHeaders": {},
+        "queryStringParameters": null,
+        "requestContext": {
+            "resourcePath": "/chat/messages",
+            "httpMethod": "POST",
+            "stage": "prod",
+            "identity": {"sourceIp": "198.51.100.9"}
+        },
+        "body": "{}",
+        "isBase64Encoded": false
+    });
+    assert!(lambda_http::request::from_str(&rest.to_string()).is_err());
+    // The sample itself, the shape the routes deliver, still reads.
+    assert!(lambda_http::request::from_str(&sample_event("web-chat-message.json")).is_ok());
+}
