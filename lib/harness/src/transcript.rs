@@ -174,8 +174,9 @@ pub struct PlacedRow {
     pub turn: u64,
     /// Its step within the turn.
     pub step: u32,
-    /// The row.
-    pub row: ModelRow,
+    /// The row, shared: each turn takes its history out of the history cache, and a clone of
+    /// the handle does not copy the row's strings (issue #16).
+    pub row: Arc<ModelRow>,
 }
 
 /// Reads every row of `segment`, in order.
@@ -288,7 +289,7 @@ fn placed(sk: &str, row: Result<ModelRow, serde_json::Error>) -> Result<PlacedRo
         sk: sk.to_owned(),
         turn,
         step,
-        row,
+        row: Arc::new(row),
     })
 }
 
@@ -333,7 +334,7 @@ pub async fn append(
                 .get(&pk, &sk)
                 .await?
                 .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
-            Ok(placed(&item.sk, item.parse())?.row)
+            Ok(Arc::unwrap_or_clone(placed(&item.sk, item.parse())?.row))
         }
         Err(e) => Err(e),
     }
@@ -754,12 +755,12 @@ mod tests {
             sk: keys::model_sk(0, turn, step),
             turn,
             step,
-            row: ModelRow {
+            row: Arc::new(ModelRow {
                 message: message.into(),
                 source,
                 stop_reason: None,
                 note: None,
-            },
+            }),
         }
     }
 

@@ -2,6 +2,8 @@
 //! the harness wrote) is written once at its position, and a resumed turn reuses what an
 //! earlier attempt stored instead of doing it again.
 
+use std::sync::Arc;
+
 use steward_store::StoreError;
 
 use steward_llm::ToolUseBlock;
@@ -32,7 +34,7 @@ impl ModelRun<'_> {
         self.this_turn
             .iter()
             .find(|r| r.step == step)
-            .map(|r| r.row.clone())
+            .map(|r| ModelRow::clone(&r.row))
     }
 
     /// Stores `row` at `step` (written once; a racing copy's row wins) and returns what is
@@ -70,7 +72,7 @@ impl ModelRun<'_> {
             sk: keys::model_sk(self.conv.meta.segment, self.turn, step),
             turn: self.turn,
             step,
-            row,
+            row: Arc::new(row),
         });
     }
 }

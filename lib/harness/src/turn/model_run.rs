@@ -100,7 +100,7 @@ impl ModelRun<'_> {
                 sk: keys::model_sk(self.conv.meta.segment, self.turn, 0),
                 turn: self.turn,
                 step: 0,
-                row: stored,
+                row: Arc::new(stored),
             });
         }
         let (history, this_turn): (Vec<_>, Vec<_>) = rows
