@@ -186,20 +186,7 @@ async fn record(
         .map(str::trim)
         .filter(|t| !t.is_empty())
     {
-        transcript::put_seen(
-            table,
-            key,
-            turn,
-            SEEN_USER,
-            SeenRow {
-                role: Role::User,
-                text: Some(text.to_owned()),
-                buttons: Vec::new(),
-                reaction: None,
-                at_ms: now,
-            },
-        )
-        .await?;
+        transcript::put_seen(table, key, turn, SEEN_USER, SeenRow::words(text, now)).await?;
     }
     transcript::put_seen(
         table,

@@ -472,15 +472,27 @@ impl Inbound<'_> {
         let table = self.table();
         let key = &self.parts.key;
         let message_id = &self.message.provider_message_id;
-        let claim = conversation::claim(
+        let now_ms = self.agent.clock().now_millis();
+        // The person's words go with the claim that opens their turn, as a model turn's do.
+        let words = |turn: u64| {
+            transcript::seen_op(
+                key,
+                turn,
+                transcript::SEEN_USER,
+                &SeenRow::words(&text, now_ms),
+            )
+            .map(Some)
+        };
+        let claim = conversation::claim_along(
             table,
             key,
             &self.parts.channel,
             self.user.as_ref(),
             message_id,
-            self.agent.clock().now_millis(),
+            now_ms,
             self.agent.limits().messages_per_hour,
             self.conv.clone(),
+            &words,
         )
         .await?;
         let Claim::Turn {
@@ -512,7 +524,7 @@ impl Inbound<'_> {
                 // The turn answers a known user that they are over the cap.
                 return self.run_turn(user, text).await;
             }
-            self.record_user_row(turn, &text).await?;
+            self.record_user_row(turn, &text, resumed).await?;
             conversation::finish(table, key, message_id).await?;
             tracing::warn!(conversation = %key, "unknown sender over the hourly cap; not answered");
             return Ok(InboundOutcome::Capped);
@@ -546,7 +558,7 @@ impl Inbound<'_> {
         if let Err(e) = self.sender.start_turn(self.message).await {
             tracing::debug!(error = %e, "start-of-turn signals not shown");
         }
-        self.record_user_row(turn, &text).await?;
+        self.record_user_row(turn, &text, resumed).await?;
         let reply = ShapedReply::text(reply_text);
         let stored = transcript::put_seen(
             table,
@@ -572,19 +584,25 @@ impl Inbound<'_> {
         Ok(InboundOutcome::Answered { answer, reply })
     }
 
-    async fn record_user_row(&self, turn: u64, text: &str) -> Result<(), StoreError> {
+    /// The person's words in the visible transcript: a fresh claim stored them already; a
+    /// resumed one may come from a claim that did not (a dead-lettered message's, or one made
+    /// before the words went with it), so they are put unless present.
+    async fn record_user_row(
+        &self,
+        turn: u64,
+        text: &str,
+        resumed: bool,
+    ) -> Result<(), StoreError> {
+        if !resumed {
+            return Ok(());
+        }
+        let row = SeenRow::words(text, self.agent.clock().now_millis());
         transcript::put_seen(
             self.table(),
             &self.parts.key,
             turn,
             transcript::SEEN_USER,
-            SeenRow {
-                role: Role::User,
-                text: Some(text.to_owned()),
-                buttons: Vec::new(),
-                reaction: None,
-                at_ms: self.agent.clock().now_millis(),
-            },
+            row,
         )
         .await
         .map(drop)

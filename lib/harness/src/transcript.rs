@@ -606,6 +606,19 @@ pub struct SeenRow {
     pub at_ms: i64,
 }
 
+impl SeenRow {
+    /// The person's words, as they wrote them at `at_ms`.
+    pub fn words(text: &str, at_ms: i64) -> Self {
+        Self {
+            role: Role::User,
+            text: Some(text.to_owned()),
+            buttons: Vec::new(),
+            reaction: None,
+            at_ms,
+        }
+    }
+}
+
 /// Index of the user's message within a turn's visible rows.
 pub const SEEN_USER: u32 = 0;
 /// Index of the assistant's reaction within a turn's visible rows.
@@ -625,11 +638,8 @@ pub async fn put_seen(
     index: u32,
     row: SeenRow,
 ) -> Result<SeenRow, StoreError> {
-    let pk = keys::conversation_pk(conversation);
-    let sk = keys::seen_sk(turn, index);
-    let item = Item::from_value(&pk, &sk, &row)
-        .map_err(|e| StoreError::Backend(e.to_string()))?
-        .with_ttl(retained_until(row.at_ms));
+    let item = seen_item(conversation, turn, index, &row)?;
+    let sk = item.sk.clone();
     match table.write(vec![WriteOp::put_if_absent(item)]).await {
         Ok(()) => Ok(row),
         Err(StoreError::ConditionFailed { .. }) => get_seen(table, conversation, turn, index)
@@ -637,6 +647,33 @@ pub async fn put_seen(
             .ok_or_else(|| StoreError::Backend(format!("seen row {sk} vanished"))),
         Err(e) => Err(e),
     }
+}
+
+/// The write that stores a visible row at (turn, index), whatever is there: for a transaction
+/// that opens the turn (the claim's, [`crate::conversation::claim_along`]), where nothing can
+/// be there yet but a row left from an earlier life of the conversation record.
+pub fn seen_op(
+    conversation: &ConversationKey,
+    turn: u64,
+    index: u32,
+    row: &SeenRow,
+) -> Result<WriteOp, StoreError> {
+    seen_item(conversation, turn, index, row).map(WriteOp::put)
+}
+
+fn seen_item(
+    conversation: &ConversationKey,
+    turn: u64,
+    index: u32,
+    row: &SeenRow,
+) -> Result<Item, StoreError> {
+    Ok(Item::from_value(
+        keys::conversation_pk(conversation),
+        keys::seen_sk(turn, index),
+        row,
+    )
+    .map_err(|e| StoreError::Backend(e.to_string()))?
+    .with_ttl(retained_until(row.at_ms)))
 }
 
 /// The visible row at (turn, index), if any.

@@ -792,6 +792,10 @@ async fn a_link_interrupted_after_the_code_was_spent_still_welcomes(s: Setup) {
     );
     assert!(s.sender.texts()[0].starts_with("Linked!"));
     assert_eq!(s.rig.model.calls(), 0);
+    // The first attempt's claim stored no words; the resumed one puts them, once.
+    let seen = s.seen("511").await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0], (Role::User, Some(format!("code {code}"))));
 }
 
 async fn an_unknown_sender_over_the_hourly_cap_is_not_answered(s: Setup) {

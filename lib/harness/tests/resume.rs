@@ -230,6 +230,13 @@ async fn run_case(
     let seen = transcript::read_seen(table, &probe.conv, None)
         .await
         .unwrap();
+    let words: Vec<_> = seen.iter().filter(|s| s.row.role == Role::User).collect();
+    assert_eq!(
+        words.len(),
+        1,
+        "budget {budget}/{after}: the words seen once"
+    );
+    assert_eq!(words[0].row.text.as_deref(), Some("note milk"));
     let replies: Vec<_> = seen
         .iter()
         .filter(|s| s.row.role == Role::Assistant && s.row.text.is_some())
@@ -284,6 +291,40 @@ async fn crash_at_every_write(backend: Backend, ending: Ending) {
         run_case(backend, k, false, ending).await;
         run_case(backend, k, true, ending).await;
     }
+}
+
+/// The claim that opens a turn stores the person's words in its own transaction: a crash at
+/// the turn's next write leaves them in the visible transcript, before any redelivery.
+#[tokio::test]
+async fn the_words_are_stored_with_the_claim() {
+    let world = World::on(Backend::Sqlite).await.unwrap();
+    let probe = Rig::build(world.clone(), Default::default()).await;
+    let input = probe.input("wamid.1", "note milk");
+    let faulty = Arc::new(Faulty {
+        inner: Arc::clone(&world.table),
+        budget: AtomicI64::new(1),
+        after: false,
+        writes: AtomicUsize::new(0),
+        crashed: AtomicBool::new(false),
+    });
+    let outbox = RecOutbox::new(steward_channels::ChannelProfile::TELEGRAM);
+    let model = Arc::new(Deterministic::default());
+    let crashed = agent(faulty.clone(), &world, model)
+        .handle(&input, &outbox)
+        .await;
+    assert!(crashed.is_err(), "the write after the claim fails");
+    assert_eq!(
+        faulty.writes.load(Ordering::SeqCst),
+        2,
+        "the claim, then one"
+    );
+    let seen = transcript::read_seen(world.table.as_ref(), &probe.conv, None)
+        .await
+        .unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].turn, 1);
+    assert_eq!(seen[0].row.role, Role::User);
+    assert_eq!(seen[0].row.text.as_deref(), Some("note milk"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -347,7 +347,18 @@ impl Agent {
     ) -> Result<TurnOutcome, TurnError> {
         let tally = TurnTally::start();
         let now = self.clock.now_millis();
-        let claim = conversation::claim(
+        // The person's words are stored with the claim that opens their turn (a resumed turn
+        // finds them there; see `run`).
+        let words = |turn: u64| {
+            transcript::seen_op(
+                &input.conversation,
+                turn,
+                transcript::SEEN_USER,
+                &SeenRow::words(&input.text, now),
+            )
+            .map(Some)
+        };
+        let claim = conversation::claim_along(
             self.table.as_ref(),
             &input.conversation,
             &input.channel,
@@ -356,6 +367,7 @@ impl Agent {
             now,
             self.limits.messages_per_hour,
             read,
+            &words,
         )
         .await?;
         let Claim::Turn {
@@ -413,21 +425,19 @@ impl Agent {
     ) -> Result<TurnOutcome, TurnError> {
         let table = self.table.as_ref();
         let key = &input.conversation;
-        let now = self.clock.now_millis();
-        transcript::put_seen(
-            table,
-            key,
-            turn,
-            transcript::SEEN_USER,
-            SeenRow {
-                role: Role::User,
-                text: Some(input.text.clone()),
-                buttons: Vec::new(),
-                reaction: None,
-                at_ms: now,
-            },
-        )
-        .await?;
+        // A fresh claim stored the person's words in its own transaction. A resumed one may
+        // come from a claim that did not (another surface's, or one made before the words
+        // went with it), so they are put here unless present.
+        if resumed {
+            transcript::put_seen(
+                table,
+                key,
+                turn,
+                transcript::SEEN_USER,
+                SeenRow::words(&input.text, self.clock.now_millis()),
+            )
+            .await?;
+        }
 
         // A reply already recorded by an earlier attempt: send it again, nothing else. Only a
         // resumed claim can have one: a fresh claim made this turn just now. (A copy of the
