@@ -39,9 +39,14 @@ pub(super) const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
 /// 4 KiB pages; SQLite's default is 1,000.
 pub(super) const AUTO_CHECKPOINT_PAGES: i64 = 16_384;
 
-/// The size a WAL file is cut back to when it is restarted after a checkpoint: a burst that grew
-/// it does not keep the disk space.
-pub(super) const WAL_KEEP_BYTES: i64 = 4 * 1024 * 1024;
+/// The size a WAL file is cut back to when it is restarted after a checkpoint: the backstop's
+/// length ([`AUTO_CHECKPOINT_PAGES`] frames of a 4 KiB page and a 24-byte header, after the
+/// 32-byte file header), so a WAL that reached it is rewritten in place and never grows again.
+/// Every write into a fresh region of the file costs the kernel a new zeroed page cache page and
+/// a block allocation; with the file cut back to 4 MiB at each restart, a store under writes
+/// that never pause grew it anew each time (bench/RESULTS.md, "The WAL kept at its length").
+/// The price is that disk space, held until the store closes, once a burst has used it.
+pub(super) const WAL_KEEP_BYTES: i64 = 32 + AUTO_CHECKPOINT_PAGES * (4_096 + 24);
 
 /// The handle a table keeps: dropping it (with the table's last clone) ends the thread.
 pub(super) struct Checkpointer {
