@@ -70,8 +70,8 @@ async fn store_a_turn(db: &Path, user: &UserId) -> ConversationKey {
     let clock = SystemClock;
     let now = clock.now_millis();
     let key = ConversationKey::telegram(42);
-    let channel = ChannelName::parse("tg").unwrap();
-    conversation::claim(&table, &key, &channel, Some(user), "m1", now, 100, None)
+    let tg = ChannelName::parse("tg").unwrap();
+    conversation::claim(&table, &key, &tg, Some(user), "m1", now, 100, None, None)
         .await
         .unwrap();
     let user_text = transcript::user_turn_text("Notes (2): [\"n1\",\"n2\"]", "tidy my notes");

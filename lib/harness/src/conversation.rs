@@ -231,12 +231,21 @@ async fn update_inner(
     )))
 }
 
+/// A write that goes into a fresh claim's transaction, made from the turn number the claim
+/// opens.
+pub type AlongClaim<'a> = &'a (dyn Fn(u64) -> Result<Option<WriteOp>, StoreError> + Send + Sync);
+
 /// Claims message `message_id` of conversation `key` for user `user` at `now_ms`, counting
 /// it against `messages_per_hour`: see the module docs.
 ///
 /// `read` is the conversation record as the caller just read it, if it did: the first attempt
 /// starts from it instead of reading again. The claim's write is conditioned on that version,
 /// so a record changed since fails it, and the next attempt reads afresh.
+///
+/// `along`'s write, if any, goes into the transaction of a claim that opens a turn: it is
+/// stored exactly when the turn is, so a resumed turn finds it (a resumed claim writes
+/// nothing, `along` included). Its write must not be conditional: a condition failing would
+/// read as the conversation having changed, and the claim would try again in vain.
 #[allow(clippy::too_many_arguments)]
 pub async fn claim(
     table: &dyn Table,
@@ -246,41 +255,8 @@ pub async fn claim(
     message_id: &str,
     now_ms: i64,
     messages_per_hour: u32,
-    read: Option<Conversation>,
-) -> Result<Claim, StoreError> {
-    claim_along(
-        table,
-        key,
-        channel,
-        user,
-        message_id,
-        now_ms,
-        messages_per_hour,
-        read,
-        &|_| Ok(None),
-    )
-    .await
-}
-
-/// A write that goes into a fresh claim's transaction, made from the turn number the claim
-/// opens (none: the claim writes only its own two records).
-pub type AlongClaim<'a> = &'a (dyn Fn(u64) -> Result<Option<WriteOp>, StoreError> + Send + Sync);
-
-/// [`claim`], with `along`'s write in the same transaction when the claim opens a turn: it is
-/// stored exactly when the turn is, so a resumed turn finds it (a resumed claim writes
-/// nothing, `along` included). Its write must not be conditional: a condition failing would
-/// read as the conversation having changed, and the claim would try again in vain.
-#[allow(clippy::too_many_arguments)]
-pub async fn claim_along(
-    table: &dyn Table,
-    key: &ConversationKey,
-    channel: &ChannelName,
-    user: Option<&UserId>,
-    message_id: &str,
-    now_ms: i64,
-    messages_per_hour: u32,
     mut read: Option<Conversation>,
-    along: AlongClaim<'_>,
+    along: Option<AlongClaim<'_>>,
 ) -> Result<Claim, StoreError> {
     let pk = keys::conversation_pk(key);
     let inbox_sk = keys::inbox_sk(message_id);
@@ -352,7 +328,9 @@ pub async fn claim_along(
             ttl: inbox_item.ttl,
         };
         let mut ops = vec![WriteOp::put_if_absent(inbox_item), save_op(&conv, &meta)?];
-        ops.extend(along(meta.turns)?);
+        if let Some(along) = along {
+            ops.extend(along(meta.turns)?);
+        }
         match table.write(ops).await {
             Ok(()) => {
                 return Ok(Claim::Turn {

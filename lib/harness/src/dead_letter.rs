@@ -159,6 +159,7 @@ async fn claim(agent: &Agent, parts: &Parts, message_id: &str) -> Option<u64> {
         agent.clock().now_millis(),
         agent.limits().messages_per_hour,
         None,
+        None,
     )
     .await;
     match claimed {

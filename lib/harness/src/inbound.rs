@@ -483,7 +483,7 @@ impl Inbound<'_> {
             )
             .map(Some)
         };
-        let claim = conversation::claim_along(
+        let claim = conversation::claim(
             table,
             key,
             &self.parts.channel,
@@ -492,7 +492,7 @@ impl Inbound<'_> {
             now_ms,
             self.agent.limits().messages_per_hour,
             self.conv.clone(),
-            &words,
+            Some(&words),
         )
         .await?;
         let Claim::Turn {

@@ -650,7 +650,7 @@ pub async fn put_seen(
 }
 
 /// The write that stores a visible row at (turn, index), whatever is there: for a transaction
-/// that opens the turn (the claim's, [`crate::conversation::claim_along`]), where nothing can
+/// that opens the turn (the claim's, [`crate::conversation::claim`]), where nothing can
 /// be there yet but a row left from an earlier life of the conversation record.
 pub fn seen_op(
     conversation: &ConversationKey,

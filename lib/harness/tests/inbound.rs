@@ -770,6 +770,7 @@ async fn a_link_interrupted_after_the_code_was_spent_still_welcomes(s: Setup) {
         s.rig.world.clock.now_millis(),
         60,
         None,
+        None,
     )
     .await
     .unwrap();
@@ -953,6 +954,7 @@ async fn two_users_in_one_conversation_get_no_turn_for_the_second(s: Setup) {
         "o-4",
         s.rig.world.clock.now_millis(),
         60,
+        None,
         None,
     )
     .await

@@ -246,7 +246,7 @@ async fn a_conversation_without_an_owner_is_nobodys_to_inspect(r: Rig) {
     let table = r.world.table.as_ref();
     let key = ConversationKey::telegram(-77);
     let channel = steward_harness::ChannelName::parse("tg").unwrap();
-    conversation::claim(table, &key, &channel, None, "g1", 0, 100, None)
+    conversation::claim(table, &key, &channel, None, "g1", 0, 100, None, None)
         .await
         .unwrap();
     let refused = inspection::conversation(table, Reader::Person(&r.user), &key).await;
@@ -289,6 +289,7 @@ async fn rows_written_before_the_notes_still_read(r: Rig) {
         "old1",
         0,
         100,
+        None,
         None,
     )
     .await

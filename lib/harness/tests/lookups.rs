@@ -222,6 +222,7 @@ async fn a_claim_and_an_update_start_from_the_record_their_caller_read(w: World)
                 0,
                 100,
                 read,
+                None,
             )
             .await
             .unwrap()
@@ -353,6 +354,7 @@ async fn a_claimed_message_is_finished_from_the_claims_copy(w: World) {
             "m1",
             now,
             100,
+            None,
             None,
         )
     };

@@ -358,7 +358,7 @@ impl Agent {
             )
             .map(Some)
         };
-        let claim = conversation::claim_along(
+        let claim = conversation::claim(
             self.table.as_ref(),
             &input.conversation,
             &input.channel,
@@ -367,7 +367,7 @@ impl Agent {
             now,
             self.limits.messages_per_hour,
             read,
-            &words,
+            Some(&words),
         )
         .await?;
         let Claim::Turn {

@@ -46,6 +46,7 @@ async fn claim(app: &TestApp, key: &ConversationKey, message_id: &str) -> u64 {
         app.clock.now_millis(),
         60,
         None,
+        None,
     )
     .await
     .unwrap()

@@ -63,6 +63,7 @@ async fn store_turn(app: &TestApp, user: &UserId, turn: u64, words: &str) -> Con
         now,
         100,
         None,
+        None,
     )
     .await
     .unwrap();
