@@ -233,7 +233,7 @@ async fn update_inner(
 
 /// A write that goes into a fresh claim's transaction, made from the turn number the claim
 /// opens.
-pub type AlongClaim<'a> = &'a (dyn Fn(u64) -> Result<Option<WriteOp>, StoreError> + Send + Sync);
+pub type AlongClaim<'a> = &'a (dyn Fn(u64) -> Result<WriteOp, StoreError> + Send + Sync);
 
 /// Claims message `message_id` of conversation `key` for user `user` at `now_ms`, counting
 /// it against `messages_per_hour`: see the module docs.
@@ -329,7 +329,7 @@ pub async fn claim(
         };
         let mut ops = vec![WriteOp::put_if_absent(inbox_item), save_op(&conv, &meta)?];
         if let Some(along) = along {
-            ops.extend(along(meta.turns)?);
+            ops.push(along(meta.turns)?);
         }
         match table.write(ops).await {
             Ok(()) => {

@@ -28,7 +28,7 @@ use crate::keys;
 use crate::outbox::ChannelOutbox;
 use crate::sent_parts::SentParts;
 use crate::shaping::ShapedReply;
-use crate::transcript::{self, SEEN_APOLOGY, SEEN_USER, SeenRow};
+use crate::transcript::{self, SEEN_APOLOGY, SeenRow};
 use crate::turn::{Agent, Outbox, TurnError};
 
 /// What the person is told when their message could not be handled at all.
@@ -187,7 +187,7 @@ async fn record(
         .map(str::trim)
         .filter(|t| !t.is_empty())
     {
-        transcript::put_seen(table, key, turn, SEEN_USER, SeenRow::words(text, now)).await?;
+        transcript::put_words(table, key, turn, text, now).await?;
     }
     transcript::put_seen(
         table,

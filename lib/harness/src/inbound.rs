@@ -474,15 +474,7 @@ impl Inbound<'_> {
         let message_id = &self.message.provider_message_id;
         let now_ms = self.agent.clock().now_millis();
         // The person's words go with the claim that opens their turn, as a model turn's do.
-        let words = |turn: u64| {
-            transcript::seen_op(
-                key,
-                turn,
-                transcript::SEEN_USER,
-                &SeenRow::words(&text, now_ms),
-            )
-            .map(Some)
-        };
+        let words = |turn: u64| transcript::words_op(key, turn, &text, now_ms);
         let claim = conversation::claim(
             table,
             key,
@@ -596,16 +588,8 @@ impl Inbound<'_> {
         if !resumed {
             return Ok(());
         }
-        let row = SeenRow::words(text, self.agent.clock().now_millis());
-        transcript::put_seen(
-            self.table(),
-            &self.parts.key,
-            turn,
-            transcript::SEEN_USER,
-            row,
-        )
-        .await
-        .map(drop)
+        let now_ms = self.agent.clock().now_millis();
+        transcript::put_words(self.table(), &self.parts.key, turn, text, now_ms).await
     }
 
     /// Spends the code in `text` for the sender's identity. A stranger's wrong codes are

@@ -649,16 +649,38 @@ pub async fn put_seen(
     }
 }
 
-/// The write that stores a visible row at (turn, index), whatever is there: for a transaction
-/// that opens the turn (the claim's, [`crate::conversation::claim`]), where nothing can
-/// be there yet but a row left from an earlier life of the conversation record.
-pub fn seen_op(
+/// The write that stores the person's words as turn `turn`'s visible row, whatever is there:
+/// the claim that opens the turn puts it in its own transaction ([`crate::conversation::claim`]'s
+/// write along), where nothing can be there yet but a row left from an earlier life of the
+/// conversation record.
+pub fn words_op(
     conversation: &ConversationKey,
     turn: u64,
-    index: u32,
-    row: &SeenRow,
+    text: &str,
+    at_ms: i64,
 ) -> Result<WriteOp, StoreError> {
-    seen_item(conversation, turn, index, row).map(WriteOp::put)
+    let row = SeenRow::words(text, at_ms);
+    seen_item(conversation, turn, SEEN_USER, &row).map(WriteOp::put)
+}
+
+/// Stores the person's words as turn `turn`'s visible row unless one is there: for a turn whose
+/// claim did not carry them ([`words_op`]), a resumed or a dead-lettered one.
+pub async fn put_words(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    turn: u64,
+    text: &str,
+    at_ms: i64,
+) -> Result<(), StoreError> {
+    put_seen(
+        table,
+        conversation,
+        turn,
+        SEEN_USER,
+        SeenRow::words(text, at_ms),
+    )
+    .await
+    .map(drop)
 }
 
 fn seen_item(

@@ -349,15 +349,7 @@ impl Agent {
         let now = self.clock.now_millis();
         // The person's words are stored with the claim that opens their turn (a resumed turn
         // finds them there; see `run`).
-        let words = |turn: u64| {
-            transcript::seen_op(
-                &input.conversation,
-                turn,
-                transcript::SEEN_USER,
-                &SeenRow::words(&input.text, now),
-            )
-            .map(Some)
-        };
+        let words = |turn: u64| transcript::words_op(&input.conversation, turn, &input.text, now);
         let claim = conversation::claim(
             self.table.as_ref(),
             &input.conversation,
@@ -429,14 +421,7 @@ impl Agent {
         // come from a claim that did not (another surface's, or one made before the words
         // went with it), so they are put here unless present.
         if resumed {
-            transcript::put_seen(
-                table,
-                key,
-                turn,
-                transcript::SEEN_USER,
-                SeenRow::words(&input.text, self.clock.now_millis()),
-            )
-            .await?;
+            transcript::put_words(table, key, turn, &input.text, self.clock.now_millis()).await?;
         }
 
         // A reply already recorded by an earlier attempt: send it again, nothing else. Only a
