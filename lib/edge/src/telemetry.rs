@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::io::IsTerminal;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
@@ -284,6 +285,10 @@ pub fn subscriber(
             .boxed(),
         LogFormat::Terminal => tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
+            .with_ansi(colour_wanted(
+                std::io::stderr().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            ))
             .with_filter(filter)
             .boxed(),
     };
@@ -295,12 +300,25 @@ pub fn subscriber(
     Box::new(Registry::default().with(log).with(otel))
 }
 
-/// Which spans are exported: Steward's own at INFO and above, and the request span of each
-/// HTTP surface (DEBUG, to keep it out of log lines). Never events: their fields are free text.
+/// The targets whose DEBUG spans are exported too: the request span of each HTTP surface, and
+/// a turn's model calls and sends (`steward_harness::telemetry`). They are DEBUG to keep them
+/// out of log lines, whose formatter writes out every enabled span's fields as it is made.
+const DEBUG_SPANS_EXPORTED: [&str; 2] = ["steward_edge::request_log", "steward_harness::telemetry"];
+
+/// Which spans are exported: Steward's own at INFO and above, and the DEBUG spans of
+/// [`DEBUG_SPANS_EXPORTED`]. Never events: their fields are free text.
 fn exported(meta: &Metadata<'_>) -> bool {
     meta.is_span()
         && meta.target().starts_with("steward")
-        && (*meta.level() <= Level::INFO || meta.target() == "steward_edge::request_log")
+        && (*meta.level() <= Level::INFO || DEBUG_SPANS_EXPORTED.contains(&meta.target()))
+}
+
+/// Whether `steward`'s log lines on stderr are coloured: only on a terminal, and never when
+/// `NO_COLOR` is set to something (<https://no-color.org>). A log file or a service manager's
+/// journal would otherwise get the escape sequences as text, and writing them was part of
+/// every enabled span's cost.
+fn colour_wanted(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// A tracer provider exporting through the batch processor with a bounded queue.

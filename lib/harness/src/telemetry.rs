@@ -4,6 +4,15 @@
 //! (`send {channel}`). They are ordinary `tracing` spans; `steward_edge::telemetry` exports
 //! them when an OTLP endpoint is set, and without it they are the log lines' context as before.
 //!
+//! Levels: the turn and each tool call are INFO spans, so a log line written inside them names
+//! the conversation, the turn and the tool. The model call and the send are DEBUG spans: their
+//! attributes are telemetry (model, token counts, buttons), a log line inside them still names
+//! its turn, and at the default log level they cost nothing unless traces are exported
+//! (`steward_edge::telemetry` exports this module's DEBUG spans too). Each INFO span's fields are
+//! written out as text when it is made and when a field is recorded, whether or not a line is
+//! ever logged inside it: for the two model calls and the send of a turn that was about 1 % of
+//! a turn's CPU on `steward serve` (bench/RESULTS.md, sixteenth round).
+//!
 //! Attributes are ids, counts, names and kinds only — never message text, tool arguments or
 //! results, or what a provider answered. A tool name or call id the model made up is not
 //! recorded as it is ([`tool_name_or_unknown`], [`ToolUseId`](crate::ids::ToolUseId)).
@@ -66,7 +75,7 @@ pub fn turn_span(conversation: &ConversationKey, turn: u64, resumed: bool) -> Sp
 /// The span of one model request (`chat`), to be completed by [`record_response`] or
 /// [`record_model_error`].
 pub fn chat_span(provider: &str, model: &str) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         "chat",
         otel.name = %format_args!("chat {model}"),
         otel.kind = "client",
@@ -169,7 +178,7 @@ pub fn record_tool_failure(span: &Span) {
 
 /// The span of one reply sent on `channel` (`send`): `buttons` offered with it.
 pub fn send_span(channel: &ChannelName, buttons: usize) -> Span {
-    tracing::info_span!(
+    tracing::debug_span!(
         "send",
         otel.name = %format_args!("send {}", channel.as_str()),
         otel.kind = "client",

@@ -204,13 +204,27 @@ fn only_stewards_spans_are_exported_never_events() {
         let span = tracing::info_span!("turn", turn = 3);
         let _entered = span.enter();
         tracing::info!(text = "what the person wrote", "an event");
+        // A model call's span: DEBUG, out of log lines, and exported.
+        let _chat = tracing::debug_span!(target: "steward_harness::telemetry", "chat").entered();
         let _debug = tracing::debug_span!("detail").entered();
         let _other = tracing::info_span!(target: "hyper_util::client", "connect").entered();
     });
     let spans = exporter.get_finished_spans().unwrap();
     let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
-    assert_eq!(names, ["turn"]);
-    assert!(spans[0].events.is_empty(), "{:?}", spans[0].events);
+    assert_eq!(names, ["chat", "turn"]);
+    assert!(spans[1].events.is_empty(), "{:?}", spans[1].events);
+}
+
+#[test]
+fn log_lines_are_coloured_only_on_a_terminal_without_no_color() {
+    use std::ffi::OsStr;
+    assert!(colour_wanted(true, None));
+    assert!(colour_wanted(true, Some(OsStr::new(""))), "empty is unset");
+    assert!(!colour_wanted(true, Some(OsStr::new("1"))));
+    assert!(
+        !colour_wanted(false, None),
+        "a file or a pipe gets plain text"
+    );
 }
 
 #[test]
