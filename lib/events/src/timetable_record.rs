@@ -62,7 +62,9 @@ pub(crate) enum Basis {
 }
 
 impl Basis {
-    fn of(stamp: &Item) -> Result<Self, ServiceError> {
+    /// What the stored timetable whose stamp is `stamp` was built from (a record in the
+    /// one-record layout is read whole), to compare with [`Basis::matches`].
+    pub(crate) fn of(stamp: &Item) -> Result<Self, ServiceError> {
         if stamp.data.get("input_sha256").is_some() {
             let s: Stamp = stamp.parse()?;
             Ok(Self::Fingerprint(s.input_sha256))
@@ -108,16 +110,6 @@ pub(crate) fn fingerprint(input: &TimetableInput) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// What the event's stored timetable was built from, to compare with
-/// [`Basis::matches`]; `None` when none is built. Reads the stamp only (a record in the
-/// one-record layout is read whole).
-pub(crate) async fn basis(ctx: &Ctx, event: &EventId) -> Result<Option<Basis>, ServiceError> {
-    match ctx.get(&keys::timetable(ctx, event)).await? {
-        None => Ok(None),
-        Some(stamp) => Ok(Some(Basis::of(&stamp)?)),
-    }
 }
 
 /// The event's stored timetable, or `None` when none is built.

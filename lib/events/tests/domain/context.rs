@@ -1,10 +1,15 @@
 //! The per-turn context block: time in the user's zone, who and where, their events, the
 //! active event's details; bounded in size.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use steward_events::EventsContext;
 use steward_events::limits::{CONTEXT_CHARS_MAX, CONTEXT_EVENTS_MAX};
-use steward_harness::{Actor, ChannelName, ContextSource, TimeZoneName, UserId, accounts};
+use steward_harness::{Actor, ChannelName, ContextSource, Ctx, TimeZoneName, UserId, accounts};
+use steward_store::{Item, Page, Query, RawItem, StoreError, Table, WriteOp};
 
 use crate::support::{DAY1, World, seed, world};
 
@@ -237,7 +242,78 @@ async fn the_block_uses_the_account_the_turn_read(w: World) {
     );
 }
 
+/// Passes every call through, counting point reads and batch reads.
+#[derive(Debug)]
+struct Counted {
+    inner: Arc<dyn Table>,
+    gets: AtomicUsize,
+    batches: AtomicUsize,
+}
+
+#[async_trait]
+impl Table for Counted {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(pk, sk).await
+    }
+    async fn get_many(&self, keys: &[(String, String)]) -> Result<Vec<Option<Item>>, StoreError> {
+        self.batches.fetch_add(1, Ordering::SeqCst);
+        self.inner.get_many(keys).await
+    }
+    async fn query(&self, query: &Query) -> Result<Page, StoreError> {
+        self.inner.query(query).await
+    }
+    async fn query_raw(&self, query: &Query) -> Result<Page<RawItem>, StoreError> {
+        self.inner.query_raw(query).await
+    }
+    async fn count(&self, query: &Query, max_items: usize) -> Result<usize, StoreError> {
+        self.inner.count(query, max_items).await
+    }
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.inner.write(ops).await
+    }
+}
+
+/// With an active event, the block reads the event, its counter, its program and its
+/// timetable's stamp in one batch (one round trip on DynamoDB), beside the listed events'
+/// counters; the account it is given is not read again, so no point read is left.
+async fn the_active_event_is_read_in_one_batch(w: World) {
+    let u = w.account("alice").await;
+    let s = seed(&w, &u, true).await;
+    let counted = Arc::new(Counted {
+        inner: Arc::clone(&w.table),
+        gets: AtomicUsize::new(0),
+        batches: AtomicUsize::new(0),
+    });
+    let account = accounts::get_profile(w.table.as_ref(), &u).await.unwrap();
+    let ctx = Ctx::new(counted.clone(), w.clock_arc(), u.clone(), Actor::Agent);
+    let text = EventsContext
+        .context(
+            &ctx,
+            Some(&account),
+            &ChannelName::parse("wa").unwrap(),
+            Some(&s.event),
+        )
+        .await
+        .unwrap();
+    let active: Value = serde_json::from_str(line(&text, "Active event: ")).unwrap();
+    assert_eq!(active["program"]["changeover_minutes"], 10);
+    assert_eq!(active["timetable"], "up to date");
+    assert_eq!(active["registered"], 1);
+    assert_eq!(
+        active["registration"]["state"],
+        "open; 1 of 100 places taken"
+    );
+    assert_eq!(counted.gets.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        counted.batches.load(Ordering::SeqCst),
+        2,
+        "the listed events' counters, then the active event's four records"
+    );
+}
+
 steward_store::backend_tests!(setup = world;
+    the_active_event_is_read_in_one_batch,
     the_block_says_when_who_and_what,
     the_block_uses_the_account_the_turn_read,
     the_block_stays_within_its_bound,
