@@ -196,7 +196,8 @@ impl ContextSource for EventsContext {
                 out.push_str("\nEvents: none yet");
             } else {
                 out.push_str("\nEvents (newest first): ");
-                out.push_str(&json_text(&Value::Array(listed.to_vec())));
+                // The slice written as an array, without copying its values into one.
+                out.push_str(&serde_json::to_string(listed).unwrap_or_default());
                 if hidden {
                     out.push_str(" (and older ones; use list_events)");
                 }
