@@ -10,7 +10,7 @@
 //! its turn, and at the default log level they cost nothing unless traces are exported
 //! (`steward_edge::telemetry` exports this module's DEBUG spans too). Each INFO span's fields are
 //! written out as text when it is made and when a field is recorded, whether or not a line is
-//! ever logged inside it: for the two model calls and the send of a turn that was about 1 % of
+//! ever logged inside it: for the two model calls and the send of a turn that was about 1.3 % of
 //! a turn's CPU on `steward serve` (bench/RESULTS.md, sixteenth round).
 //!
 //! Attributes are ids, counts, names and kinds only — never message text, tool arguments or
