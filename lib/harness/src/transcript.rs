@@ -324,7 +324,23 @@ pub async fn append(
     row: ModelRow,
     now_ms: i64,
 ) -> Result<ModelRow, StoreError> {
-    let op = put_row_op(conversation, segment, turn, step, &row, now_ms)?;
+    let mut op = put_row_op(conversation, segment, turn, step, &row, now_ms)?;
+    // A model may write a whole number as a decimal (`1.0`, in a tool call's arguments); the
+    // store keeps it as the integer, and every later read returns that. The row this turn goes
+    // on with must be the one later turns read, or their requests stop starting with this
+    // turn's byte for byte and the prompt cache misses from that message on.
+    let row = match &mut op {
+        WriteOp::Put { item, .. } => {
+            if steward_store::canonicalize_numbers(&mut item.data) {
+                item.parse().map_err(|e| {
+                    StoreError::Backend(format!("the row {} does not read back: {e}", item.sk))
+                })?
+            } else {
+                row
+            }
+        }
+        _ => row,
+    };
     match table.write(vec![op]).await {
         Ok(()) => Ok(row),
         Err(StoreError::ConditionFailed { .. }) => {

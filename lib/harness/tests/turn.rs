@@ -503,7 +503,8 @@ async fn replay_is_append_only_and_byte_stable(r: Rig) {
         vec![ContentBlock::tool_use(
             "tu_1",
             "add_note",
-            json!({"title": "one"}),
+            // A whole number written as a decimal: stored, and read by later turns, as `1`.
+            json!({"title": "one", "weight": 1.0}),
         )],
         vec![ContentBlock::text("Added one.")],
         vec![

@@ -138,6 +138,44 @@ impl Keyed for RawItem {
     }
 }
 
+/// The integer a float with an integral value that fits one is stored as ([`Canonical`]'s
+/// rule); `None` for every other number, stored as it is.
+fn integral(n: &serde_json::Number) -> Option<serde_json::Number> {
+    let f = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0)?;
+    // Integral and in range, so the casts are exact: the same integer DynamoDB's decimal
+    // string parses back to.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    if (-9.2e18..=9.2e18).contains(&f) {
+        Some((f as i64).into())
+    } else if (0.0..1.8e19).contains(&f) {
+        Some((f as u64).into())
+    } else {
+        None
+    }
+}
+
+/// Rewrites `value`'s numbers, in place, into the form the store keeps them in and every read
+/// returns (a float with an integral value, `1.0`, becomes the integer `1`; see [`Canonical`]);
+/// true when any changed. For a writer that goes on with what it stored: the value it holds
+/// is then the one a later read gets.
+pub fn canonicalize_numbers(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => match integral(n) {
+            Some(i) => {
+                *n = i;
+                true
+            }
+            None => false,
+        },
+        Value::Array(a) => a.iter_mut().fold(false, |c, v| canonicalize_numbers(v) | c),
+        Value::Object(o) => o
+            .values_mut()
+            .fold(false, |c, v| canonicalize_numbers(v) | c),
+        _ => false,
+    }
+}
+
 /// Writes `value` with its numbers in the one form both backends round-trip identically: a
 /// float with an integral value that fits an integer is written as that integer. DynamoDB stores
 /// numbers as decimal strings, so `1.0` comes back as `1`; doing the same before writing to
@@ -152,22 +190,7 @@ impl Serialize for Canonical<'_> {
         use serde::ser::{SerializeMap, SerializeSeq};
         use serde_json::Value;
         match self.0 {
-            Value::Number(n) => {
-                if n.is_f64()
-                    && let Some(f) = n.as_f64()
-                    && f.fract() == 0.0
-                {
-                    // Integral and in range, so the casts are exact: the same integer
-                    // DynamoDB's decimal string parses back to.
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                    if (-9.2e18..=9.2e18).contains(&f) {
-                        return serializer.serialize_i64(f as i64);
-                    } else if (0.0..1.8e19).contains(&f) {
-                        return serializer.serialize_u64(f as u64);
-                    }
-                }
-                n.serialize(serializer)
-            }
+            Value::Number(n) => integral(n).as_ref().unwrap_or(n).serialize(serializer),
             Value::Array(a) => {
                 let mut seq = serializer.serialize_seq(Some(a.len()))?;
                 for v in a {
@@ -205,6 +228,23 @@ mod tests {
             written(&v),
             r#"{"a":10000000000000000000,"b":[1,-3,1.5,{"c":2}],"n":null,"s":"1.0","z":1e+300}"#
         );
+    }
+
+    #[test]
+    fn numbers_canonicalized_in_place_are_written_the_same() {
+        let mut v = json!({"b": [1.0, -3.0, 1.5, {"c": 2.0}], "a": 1e19, "z": 1e300, "s": "1.0"});
+        let before = written(&v);
+        assert!(super::canonicalize_numbers(&mut v));
+        assert_eq!(serde_json::to_string(&v).unwrap(), before);
+        assert_eq!(v["b"][0], json!(1));
+        assert!(v["b"][0].is_i64());
+        let mut plain = json!({"k": [true, "x", 7, -7, 0.25, {}, []], "e": {"u": u64::MAX}});
+        let copy = plain.clone();
+        assert!(
+            !super::canonicalize_numbers(&mut plain),
+            "nothing to change"
+        );
+        assert_eq!(plain, copy);
     }
 
     #[test]

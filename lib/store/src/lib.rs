@@ -47,7 +47,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "dynamo")]
 pub use dynamo::{DynamoTable, TableDefinition, create_table};
 pub use error::StoreError;
-pub use item::{Item, RawItem};
+pub use item::{Item, RawItem, canonicalize_numbers};
 pub use limits::{
     BLOB_BYTES_MAX, BLOB_RETENTION_DAYS, GET_MANY_KEYS_MAX, ITEM_BYTES_MAX,
     PARTITION_KEY_BYTES_MAX, SORT_KEY_BYTES_MAX, TRANSACTION_OPS_MAX,
