@@ -333,11 +333,17 @@ pub async fn registered_counts(ctx: &Ctx, events: &[Event]) -> Result<Vec<u32>, 
     ctx.get_many(&keys)
         .await?
         .into_iter()
-        .map(|item| match item {
-            Some(item) => Ok(item.parse::<RegistrationCounter>()?.registered),
-            None => Ok(0),
-        })
+        .map(|item| registered_in(item.as_ref()))
         .collect()
+}
+
+/// How many are registered by the counter item `counter` (none: 0, an event made by hand in
+/// tests).
+pub(crate) fn registered_in(counter: Option<&Item>) -> Result<u32, ServiceError> {
+    Ok(match counter {
+        Some(item) => item.parse::<RegistrationCounter>()?.registered,
+        None => 0,
+    })
 }
 
 /// The caller's events, newest first (at most [`EVENTS_LISTED_MAX`]), with registration

@@ -8,7 +8,7 @@ use crate::events::{self, Event};
 use crate::ids::EventId;
 use crate::keys;
 use crate::people;
-use crate::program::Program;
+use crate::program::{self, Program};
 use crate::rooms::{self, Room};
 use crate::schedule;
 use crate::sessions;
@@ -75,14 +75,8 @@ pub async fn event_overview(ctx: &Ctx, id: &EventId) -> Result<Overview, Service
     let event: Event = event_item
         .ok_or_else(|| events::event_not_found(id))?
         .parse()?;
-    let registered = match counter {
-        Some(item) => item.parse::<events::RegistrationCounter>()?.registered,
-        None => 0,
-    };
-    let program: Program = match program_item {
-        Some(item) => item.parse()?,
-        None => Program::default(),
-    };
+    let registered = events::registered_in(counter.as_ref())?;
+    let program = program::program_in(program_item.as_ref())?;
     let basis = stamp
         .as_ref()
         .map(timetable_record::Basis::of)

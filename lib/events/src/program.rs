@@ -6,6 +6,7 @@
 use jiff::civil::Time;
 use serde::{Deserialize, Serialize};
 use steward_harness::{Audited, Ctx, ServiceError};
+use steward_store::Item;
 
 use crate::events::{self, Event};
 use crate::ids::EventId;
@@ -114,10 +115,15 @@ pub async fn get_program(ctx: &Ctx, event: &EventId) -> Result<Program, ServiceE
 
 /// The program settings without checking the event exists.
 pub(crate) async fn program_of(ctx: &Ctx, event: &EventId) -> Result<Program, ServiceError> {
-    Ok(store::load_opt(ctx, &keys::program(ctx, event))
-        .await?
-        .map(|(p, _)| p)
-        .unwrap_or_default())
+    program_in(ctx.get(&keys::program(ctx, event)).await?.as_ref())
+}
+
+/// The program settings the item `program` holds (none: the defaults).
+pub(crate) fn program_in(program: Option<&Item>) -> Result<Program, ServiceError> {
+    Ok(match program {
+        Some(item) => item.parse()?,
+        None => Program::default(),
+    })
 }
 
 fn check_minutes(field: &str, minutes: u16) -> Result<(), ServiceError> {
