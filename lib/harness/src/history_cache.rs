@@ -118,6 +118,46 @@ impl HistoryCache {
         })
     }
 
+    /// Adds the rows a turn of `conversation` stored in `segment` (each as
+    /// [`transcript::append`] answered it: the row the store holds at its key, with its
+    /// expiry) to what is remembered of it, so the next load does not read them back and parse
+    /// them again. It still asks the store for the rows after them, which another process may
+    /// have written since.
+    ///
+    /// Kept only where they continue the remembered rows: the entry is of `segment` and every
+    /// row sorts after the one before it, the first after the entry's last. Then no row can sit
+    /// between them in the store: the entry ended where the store's rows did at the turn's load,
+    /// and until the turn's message is done no other turn of the conversation writes (an attempt
+    /// of the same turn follows the same path, and the turn took its rows at each step). Where
+    /// they do not continue it (a concurrent load took the entry, the turn compacted into a new
+    /// segment), the entry is dropped and the next load reads the segment whole.
+    pub(crate) fn remember_written(
+        &self,
+        conversation: &ConversationKey,
+        segment: u32,
+        written: Vec<ReadRow>,
+    ) {
+        if written.is_empty() {
+            return;
+        }
+        let Some(mut entry) = self.take(conversation) else {
+            return;
+        };
+        let mut last = entry.rows.last().map(|r| r.placed.sk.as_str());
+        let continues = entry.segment == segment
+            && written.iter().all(|row| {
+                let after = last.is_none_or(|l| row.placed.sk.as_str() > l);
+                last = Some(row.placed.sk.as_str());
+                after
+            });
+        if !continues {
+            return;
+        }
+        entry.chars += written.iter().map(row_chars).sum::<usize>();
+        entry.rows.extend(written);
+        self.put(conversation, segment, entry.rows, entry.chars);
+    }
+
     fn take(&self, conversation: &ConversationKey) -> Option<Entry> {
         let mut inner = lock(&self.inner);
         let entry = inner.entries.remove(conversation)?;
@@ -255,6 +295,18 @@ mod tests {
             self.table.write(ops).await.unwrap();
         }
 
+        /// Overwrites the model row at (`segment`, `turn`, 1) behind the cache's back (which the
+        /// harness never does: rows are written once), to tell what the cache read from what
+        /// it kept.
+        async fn rewrite(&self, c: &ConversationKey, segment: u32, turn: u64, words: &str) {
+            let now = self.clock.now_millis();
+            let op = put_row_op(c, segment, turn, 1, &row(words, false), now).unwrap();
+            let WriteOp::Put { item, .. } = op else {
+                panic!("a put")
+            };
+            self.table.write(vec![WriteOp::put(item)]).await.unwrap();
+        }
+
         /// The rows loaded through the cache, checking the characters it counted for them.
         async fn cached(&self, c: &ConversationKey, segment: u32) -> Vec<PlacedRow> {
             let now = self.clock.now_secs();
@@ -288,16 +340,11 @@ mod tests {
         }
         assert_eq!(r.cached(&c, 0).await.len(), 6);
 
-        // A row already read is not read again: changed behind the cache's back (which the
-        // harness never does: rows are written once), the cache still answers the old text,
+        // A row already read is not read again: changed behind the cache's back, the cache
+        // still answers the old text,
         // while the rows written since are read.
         let sk = keys::model_sk(0, 1, 1);
-        let changed =
-            put_row_op(&c, 0, 1, 1, &row("rewritten", false), r.clock.now_millis()).unwrap();
-        let WriteOp::Put { item, .. } = changed else {
-            panic!("a put")
-        };
-        r.table.write(vec![WriteOp::put(item)]).await.unwrap();
+        r.rewrite(&c, 0, 1, "rewritten").await;
         r.turn(&c, 0, 4, "hello 4").await;
         let got = texts(&r.cached(&c, 0).await);
         assert_eq!(got.len(), 8);
@@ -351,6 +398,110 @@ mod tests {
         assert_eq!(rows[0].sk, keys::model_sk(0, 2, 0));
         // And again from memory, with nothing new read.
         assert_eq!(r.cached(&c, 0).await.len(), 2);
+    }
+
+    impl Rig {
+        /// Writes turn `turn` of `c`'s `segment` as a turn does, answering the rows as stored.
+        async fn written(
+            &self,
+            c: &ConversationKey,
+            segment: u32,
+            turn: u64,
+            words: &str,
+        ) -> Vec<ReadRow> {
+            let now = self.clock.now_millis();
+            let mut out = Vec::new();
+            for (step, (text, user)) in [(words.to_owned(), true), (format!("re: {words}"), false)]
+                .into_iter()
+                .enumerate()
+            {
+                let step = u32::try_from(step).unwrap();
+                let row = row(&text, user);
+                out.push(
+                    transcript::append(&self.table, c, segment, turn, step, row, now)
+                        .await
+                        .unwrap(),
+                );
+            }
+            out
+        }
+    }
+
+    #[tokio::test]
+    async fn rows_a_turn_wrote_are_kept_and_not_read_back() {
+        let r = rig();
+        let c = conv("c1");
+        r.turn(&c, 0, 1, "hello 1").await;
+        r.cached(&c, 0).await;
+        let written = r.written(&c, 0, 2, "hello 2").await;
+        r.cache.remember_written(&c, 0, written);
+        // Changed behind the cache's back, the kept row still answers as written: it was not
+        // read again. The next turn's rows are.
+        let sk = keys::model_sk(0, 2, 1);
+        r.rewrite(&c, 0, 2, "rewritten").await;
+        r.turn(&c, 0, 3, "hello 3").await;
+        let got = texts(&r.cached(&c, 0).await);
+        assert_eq!(got.len(), 6);
+        assert!(got.contains(&(sk, "re: hello 2".into())), "{got:?}");
+        assert!(got.contains(&(keys::model_sk(0, 3, 1), "re: hello 3".into())));
+    }
+
+    #[tokio::test]
+    async fn rows_that_do_not_continue_what_is_kept_are_not_kept() {
+        let r = rig();
+        let c = conv("c1");
+        r.turn(&c, 0, 1, "one").await;
+        r.turn(&c, 0, 2, "two").await;
+        r.cached(&c, 0).await;
+        // Rows sorting before the kept end (turn 1 again) would leave a gap or a repeat.
+        let again = r.written(&c, 0, 1, "one").await;
+        r.cache.remember_written(&c, 0, again);
+        assert!(!r.cache.holds(&c));
+        assert_eq!(texts(&r.cached(&c, 0).await), texts(&r.stored(&c, 0).await));
+        // Rows of another segment than the one kept.
+        let elsewhere = r.written(&c, 1, 3, "three").await;
+        r.cache.remember_written(&c, 1, elsewhere);
+        assert!(!r.cache.holds(&c));
+        assert_eq!(texts(&r.cached(&c, 0).await), texts(&r.stored(&c, 0).await));
+        // Out of order among themselves.
+        let mut reversed = r.written(&c, 0, 4, "four").await;
+        reversed.reverse();
+        r.cache.remember_written(&c, 0, reversed);
+        assert!(!r.cache.holds(&c));
+        let rows = r.cached(&c, 0).await;
+        assert_eq!(texts(&rows), texts(&r.stored(&c, 0).await));
+        assert_eq!(rows.len(), 6);
+        // Nothing is kept for a conversation the cache does not hold.
+        let other = conv("c2");
+        let written = r.written(&other, 0, 1, "hi").await;
+        r.cache.remember_written(&other, 0, written);
+        assert!(!r.cache.holds(&other));
+    }
+
+    #[tokio::test]
+    async fn kept_rows_expire_as_stored_ones_do() {
+        let r = rig();
+        let c = conv("c1");
+        let days = crate::retention::current().days();
+        r.cached(&c, 0).await;
+        let written = r.written(&c, 0, 1, "first").await;
+        let stored_ttl = r
+            .table
+            .get(&keys::conversation_pk(&c), &written[0].placed.sk)
+            .await
+            .unwrap()
+            .unwrap()
+            .ttl;
+        assert_eq!(written[0].ttl, stored_ttl);
+        assert!(stored_ttl.is_some());
+        r.cache.remember_written(&c, 0, written);
+        r.clock.advance_millis(10 * DAY_MS);
+        r.turn(&c, 0, 2, "second").await;
+        assert_eq!(r.cached(&c, 0).await.len(), 4);
+        r.clock.advance_millis((days - 5) * DAY_MS);
+        let stored = r.stored(&c, 0).await;
+        assert_eq!(stored.len(), 2);
+        assert_eq!(texts(&r.cached(&c, 0).await), texts(&stored));
     }
 
     #[tokio::test]

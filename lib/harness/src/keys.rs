@@ -166,12 +166,6 @@ pub fn model_segment_prefix(segment: u32) -> String {
     format!("MODEL#{segment:06}#")
 }
 
-/// A sort key after every model-transcript row of `segment` and before the next segment's
-/// (`$` follows `#`), the upper end of a range query over the segment.
-pub fn model_segment_end(segment: u32) -> String {
-    format!("MODEL#{segment:06}$")
-}
-
 /// Prefix of the model-transcript rows of one turn of `segment`, in order.
 pub fn model_turn_prefix(segment: u32, turn: u64) -> String {
     format!("MODEL#{segment:06}#{turn:010}#")

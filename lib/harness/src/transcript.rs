@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use steward_llm::{ContentBlock, Message, Role};
-use steward_store::{Item, Query, RawItem, SortKey, StoreError, Table, WriteOp};
+use steward_store::{Cursor, Item, Query, RawItem, SortKey, StoreError, Table, WriteOp};
 
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
@@ -193,9 +193,11 @@ pub async fn load_segment(
     Ok(from_first_plain_user_row(rows))
 }
 
-/// A model-transcript row as read, with what [`crate::history_cache`] keeps beside it.
+/// A model-transcript row as read (or as [`append`] stored it), with what
+/// [`crate::history_cache`] keeps beside it.
 #[derive(Debug, Clone)]
-pub(crate) struct ReadRow {
+pub struct ReadRow {
+    /// The row with its position.
     pub placed: PlacedRow,
     /// The item's expiry (epoch seconds): past it, the store no longer answers with the row.
     pub ttl: Option<i64>,
@@ -209,15 +211,13 @@ pub(crate) async fn read_rows(
     segment: u32,
     after: Option<&str>,
 ) -> Result<Vec<ReadRow>, StoreError> {
-    let pk = keys::conversation_pk(conversation);
-    let query = match after {
-        None => Query::prefix(pk, keys::model_segment_prefix(segment)),
-        // `Between` includes its lower end: that row is skipped below.
-        Some(after) => Query::partition(pk).sort(SortKey::Between(
-            after.to_owned(),
-            keys::model_segment_end(segment),
-        )),
-    };
+    // Continuing after `after` as after a page's cursor: the store starts strictly past it
+    // (DynamoDB's `ExclusiveStartKey`), so the row already held is not handed over again.
+    let query = Query::prefix(
+        keys::conversation_pk(conversation),
+        keys::model_segment_prefix(segment),
+    )
+    .after(after.map(Cursor::from_token));
     // Each row's text parsed straight into its message: no tree of values built and freed
     // per row, on every turn's read of the rows it has not seen.
     let items = table
@@ -225,7 +225,6 @@ pub(crate) async fn read_rows(
         .await?;
     Ok(items
         .iter()
-        .filter(|item| after != Some(item.sk.as_str()))
         .filter_map(|item| match placed(&item.sk, item.parse()) {
             Ok(placed) => Some(ReadRow {
                 placed,
@@ -314,7 +313,9 @@ pub fn put_row_op(
 }
 
 /// Stores `row` at (segment, turn, step), written at `now_ms`, unless a row is already there;
-/// returns the row that is stored (an earlier attempt's wins, so a resumed turn continues from what was written).
+/// returns the row that is stored (an earlier attempt's wins, so a resumed turn continues from
+/// what was written), as a read of it would answer: with its key and its expiry, so the turn can
+/// hand the rows it wrote to [`crate::history_cache`] instead of the next turn reading them back.
 pub async fn append(
     table: &dyn Table,
     conversation: &ConversationKey,
@@ -323,34 +324,46 @@ pub async fn append(
     step: u32,
     row: ModelRow,
     now_ms: i64,
-) -> Result<ModelRow, StoreError> {
+) -> Result<ReadRow, StoreError> {
     let mut op = put_row_op(conversation, segment, turn, step, &row, now_ms)?;
     // A model may write a whole number as a decimal (`1.0`, in a tool call's arguments); the
     // store keeps it as the integer, and every later read returns that. The row this turn goes
     // on with must be the one later turns read, or their requests stop starting with this
     // turn's byte for byte and the prompt cache misses from that message on.
-    let row = match &mut op {
+    let (row, ttl) = match &mut op {
         WriteOp::Put { item, .. } => {
-            if steward_store::canonicalize_numbers(&mut item.data) {
+            let row = if steward_store::canonicalize_numbers(&mut item.data) {
                 item.parse().map_err(|e| {
                     StoreError::Backend(format!("the row {} does not read back: {e}", item.sk))
                 })?
             } else {
                 row
-            }
+            };
+            (row, item.ttl)
         }
-        _ => row,
+        _ => (row, None),
     };
+    let sk = keys::model_sk(segment, turn, step);
     match table.write(vec![op]).await {
-        Ok(()) => Ok(row),
+        Ok(()) => Ok(ReadRow {
+            placed: PlacedRow {
+                sk,
+                turn,
+                step,
+                row: Arc::new(row),
+            },
+            ttl,
+        }),
         Err(StoreError::ConditionFailed { .. }) => {
             let pk = keys::conversation_pk(conversation);
-            let sk = keys::model_sk(segment, turn, step);
             let item = table
                 .get(&pk, &sk)
                 .await?
                 .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
-            Ok(Arc::unwrap_or_clone(placed(&item.sk, item.parse())?.row))
+            Ok(ReadRow {
+                placed: placed(&item.sk, item.parse())?,
+                ttl: item.ttl,
+            })
         }
         Err(e) => Err(e),
     }

@@ -30,17 +30,21 @@ pub(super) enum Work<'a> {
 
 impl ModelRun<'_> {
     /// The row an earlier attempt stored at `step` of this turn, if any.
-    pub(super) fn stored(&self, step: u32) -> Option<ModelRow> {
+    pub(super) fn stored(&self, step: u32) -> Option<Arc<ModelRow>> {
         self.this_turn
             .iter()
             .find(|r| r.step == step)
-            .map(|r| ModelRow::clone(&r.row))
+            .map(|r| Arc::clone(&r.row))
     }
 
     /// Stores `row` at `step` (written once; a racing copy's row wins) and returns what is
-    /// stored.
-    pub(super) async fn store(&mut self, step: u32, row: ModelRow) -> Result<ModelRow, StoreError> {
-        transcript::append(
+    /// stored, noting it among the rows this attempt wrote.
+    pub(super) async fn store(
+        &mut self,
+        step: u32,
+        row: ModelRow,
+    ) -> Result<Arc<ModelRow>, StoreError> {
+        let stored = transcript::append(
             self.agent.table().as_ref(),
             &self.input.conversation,
             self.conv.meta.segment,
@@ -49,12 +53,19 @@ impl ModelRun<'_> {
             row,
             self.agent.clock().now_millis(),
         )
-        .await
+        .await?;
+        let row = Arc::clone(&stored.placed.row);
+        self.written.push(stored);
+        Ok(row)
     }
 
     /// The row at `step`: the stored one when an earlier attempt got this far, else the one
     /// `work` produces, stored now.
-    pub(super) async fn memo(&mut self, step: u32, work: Work<'_>) -> Result<ModelRow, TurnError> {
+    pub(super) async fn memo(
+        &mut self,
+        step: u32,
+        work: Work<'_>,
+    ) -> Result<Arc<ModelRow>, TurnError> {
         if let Some(row) = self.stored(step) {
             return Ok(row);
         }
@@ -67,12 +78,12 @@ impl ModelRun<'_> {
     }
 
     /// Adds a row to what the next model call sees.
-    pub(super) fn push(&mut self, step: u32, row: ModelRow) {
+    pub(super) fn push(&mut self, step: u32, row: Arc<ModelRow>) {
         self.history.push(PlacedRow {
             sk: keys::model_sk(self.conv.meta.segment, self.turn, step),
             turn: self.turn,
             step,
-            row: Arc::new(row),
+            row,
         });
     }
 }

@@ -558,6 +558,7 @@ impl Agent {
             budget,
             history: Vec::new(),
             this_turn: Vec::new(),
+            written: Vec::new(),
             compacted_for_length: false,
             attachment,
             media_notice: None,

@@ -96,19 +96,25 @@ impl ModelRun<'_> {
             let stored =
                 transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row, now)
                     .await?;
-            rows.push(PlacedRow {
-                sk: keys::model_sk(self.conv.meta.segment, self.turn, 0),
-                turn: self.turn,
-                step: 0,
-                row: Arc::new(stored),
-            });
+            rows.push(stored.placed.clone());
+            self.written.push(stored);
         }
+        // The segment the history cache now holds for the conversation.
+        let segment = self.conv.meta.segment;
         let (history, this_turn): (Vec<_>, Vec<_>) = rows
             .into_iter()
             .partition(|r| r.turn != self.turn || r.step == 0);
         self.history = history;
         self.this_turn = this_turn;
-        self.walk().await
+        let draft = self.walk().await?;
+        // Every row the walk stored is in the store at its key now; the next turn finds them
+        // in memory. Not after compacting for length: those rows straddle two segments.
+        if self.conv.meta.segment == segment {
+            self.agent
+                .history()
+                .remember_written(&key, segment, std::mem::take(&mut self.written));
+        }
+        Ok(draft)
     }
 
     /// The conversation's current segment, from the agent's [`crate::history_cache`].
