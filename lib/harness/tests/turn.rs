@@ -8,17 +8,21 @@ mod chat;
 mod support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use async_trait::async_trait;
 
 use serde_json::json;
 use steward_harness::transcript::{self, RowSource};
 use steward_harness::turn::{BAIL_OUT, BUSY, NO_MODEL, PAUSED, REFUSED, SWAMPED, TIMED_OUT};
 use steward_harness::{TurnLimits, TurnOutcome, accounts, keys, usage};
 use steward_llm::{ContentBlock, InvalidKind, LlmError, Role, StopReason};
-use steward_store::Query;
 use steward_store::testing::Backend;
+use steward_store::{Item, Page, Query, RawItem, StoreError, Table, WriteOp};
 
 use chat::rig::{Rig, RigOptions};
+use support::World;
 
 async fn rig(backend: Backend) -> Option<Rig> {
     Rig::on(backend).await
@@ -636,6 +640,136 @@ async fn a_failed_send_is_retried_and_resends_the_same_reply(r: Rig) {
         "the recorded reply is resent, the model is not asked again"
     );
     assert_eq!(r.say("m1", "hi").await, TurnOutcome::Duplicate);
+}
+
+// ---- the history kept between turns --------------------------------------------------------
+
+/// Passes everything through, counting the model-transcript rows the store hands over.
+#[derive(Debug)]
+struct ModelReads {
+    inner: Arc<dyn Table>,
+    rows: AtomicUsize,
+}
+
+impl ModelReads {
+    fn rows(&self) -> usize {
+        self.rows.load(Ordering::SeqCst)
+    }
+
+    fn count<'a>(&self, sks: impl Iterator<Item = &'a str>) {
+        let n = sks.filter(|sk| sk.starts_with("MODEL#")).count();
+        self.rows.fetch_add(n, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl Table for ModelReads {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        let item = self.inner.get(pk, sk).await?;
+        self.count(item.iter().map(|i| i.sk.as_str()));
+        Ok(item)
+    }
+    async fn query(&self, q: &Query) -> Result<Page, StoreError> {
+        let page = self.inner.query(q).await?;
+        self.count(page.items.iter().map(|i| i.sk.as_str()));
+        Ok(page)
+    }
+    async fn query_raw(&self, q: &Query) -> Result<Page<RawItem>, StoreError> {
+        let page = self.inner.query_raw(q).await?;
+        self.count(page.items.iter().map(|i| i.sk.as_str()));
+        Ok(page)
+    }
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.inner.write(ops).await
+    }
+}
+
+async fn counted(backend: Backend) -> Option<(Rig, Arc<ModelReads>)> {
+    let world = World::on(backend).await?;
+    let reads = Arc::new(ModelReads {
+        inner: Arc::clone(&world.table),
+        rows: AtomicUsize::new(0),
+    });
+    let world = World {
+        table: Arc::clone(&reads) as Arc<dyn Table>,
+        clock: world.clock,
+    };
+    Some((Rig::build(world, RigOptions::default()).await, reads))
+}
+
+/// The model's answers for one turn that adds a note: the call, then the reply.
+fn add_note_turn(r: &Rig, title: &str) {
+    r.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![ContentBlock::tool_use(
+            format!("tu_{title}"),
+            "add_note",
+            json!({"title": title}),
+        )],
+        StopReason::ToolUse,
+    )));
+    r.model.push(Ok(steward_llm::CreateResponse::new(
+        vec![ContentBlock::text(format!("Added {title}."))],
+        StopReason::EndTurn,
+    )));
+}
+
+async fn a_turn_keeps_the_rows_it_wrote_and_reads_only_another_processs(
+    (r, reads): (Rig, Arc<ModelReads>),
+) {
+    // Turn 1 writes four rows: the person's, the call, its result, the reply.
+    add_note_turn(&r, "one");
+    r.say("m1", "add one").await;
+    assert_eq!(model_rows(&r).await.len(), 4);
+
+    // Turn 2 finds them in memory: no model row comes back from the store.
+    let before = reads.rows();
+    add_note_turn(&r, "two");
+    assert_eq!(Rig::text(&r.say("m2", "add two").await), "Added two.");
+    assert_eq!(
+        reads.rows() - before,
+        0,
+        "turn 2 read back none of the rows the agent wrote"
+    );
+
+    // Turn 3 runs in another process, which reads the segment whole.
+    let other = r.another_instance();
+    let before = reads.rows();
+    add_note_turn(&r, "three");
+    r.say_through(&other, "m3", "add three").await;
+    assert_eq!(
+        reads.rows() - before,
+        8,
+        "a fresh process reads what is stored"
+    );
+
+    // Turn 4, back in the first: it reads only turn 3's rows, and its history is the store's.
+    let before = reads.rows();
+    add_note_turn(&r, "four");
+    r.say("m4", "add four").await;
+    assert_eq!(
+        reads.rows() - before,
+        4,
+        "only the rows another process wrote"
+    );
+    let reqs = r.model.requests();
+    assert_eq!(reqs.len(), 8);
+    let stored = model_rows(&r).await;
+    let turn_4_first = &reqs[6];
+    let from_store = transcript::to_messages(&stored[..12], None);
+    assert_eq!(
+        serde_json::to_vec(&support::without_cache_marks(
+            &turn_4_first.messages[..from_store.len()]
+        ))
+        .unwrap(),
+        serde_json::to_vec(&support::without_cache_marks(&from_store)).unwrap(),
+        "turn 4's first request starts with the stored rows, byte for byte"
+    );
+}
+
+mod kept {
+    use super::*;
+    steward_store::backend_tests!(setup = counted;
+        a_turn_keeps_the_rows_it_wrote_and_reads_only_another_processs);
 }
 
 async fn notes_count(r: &Rig) -> usize {

@@ -94,6 +94,29 @@ impl Outbox for RecOutbox {
     }
 }
 
+/// The notes domain's agent on `world`'s table and clock.
+fn agent_on(
+    world: &World,
+    llm: Option<Arc<dyn LlmClient>>,
+    calls: &Arc<notes::Calls>,
+    limits: TurnLimits,
+) -> Agent {
+    let domain = Domain {
+        product: "Steward".into(),
+        prompt: "# Notes\nThe user keeps notes. Deleting a note needs confirmation.".into(),
+        registry: Arc::new(notes::registry(Arc::clone(calls))),
+        context: Arc::new(NotesContext),
+    };
+    Agent::new(
+        Arc::clone(&world.table),
+        world.clock_arc(),
+        llm,
+        ModelSettings::new("claude-test"),
+        limits,
+        domain,
+    )
+}
+
 pub struct Rig {
     pub world: World,
     pub agent: Arc<Agent>,
@@ -136,24 +159,10 @@ impl Rig {
         let user = world.account("u1").await;
         let model = ScriptedClient::new();
         let calls = Arc::new(notes::Calls::default());
-        let domain = Domain {
-            product: "Steward".into(),
-            prompt: "# Notes\nThe user keeps notes. Deleting a note needs confirmation.".into(),
-            registry: Arc::new(notes::registry(Arc::clone(&calls))),
-            context: Arc::new(NotesContext),
-        };
-        let llm: Option<Arc<dyn LlmClient>> = options
+        let llm = options
             .model
             .then(|| Arc::new(model.clone()) as Arc<dyn LlmClient>);
-        let agent = Agent::new(
-            Arc::clone(&world.table),
-            world.clock_arc(),
-            llm,
-            ModelSettings::new("claude-test"),
-            options.limits,
-            domain,
-        )
-        .with_media(options.media);
+        let agent = agent_on(&world, llm, &calls, options.limits).with_media(options.media);
         Rig {
             agent: Arc::new(agent),
             model,
@@ -163,6 +172,21 @@ impl Rig {
             calls,
             world,
         }
+    }
+
+    /// Another agent on the same table, clock and model, with default limits and its own
+    /// memory: what another process (another Lambda instance) is.
+    pub fn another_instance(&self) -> Agent {
+        let llm = Arc::new(self.model.clone()) as Arc<dyn LlmClient>;
+        agent_on(&self.world, Some(llm), &self.calls, TurnLimits::default())
+    }
+
+    /// [`Rig::say`] through `agent`.
+    pub async fn say_through(&self, agent: &Agent, id: &str, text: &str) -> TurnOutcome {
+        agent
+            .handle(&self.input(id, text), self.outbox.as_ref())
+            .await
+            .unwrap()
     }
 
     pub fn input(&self, id: &str, text: &str) -> TurnInput {
@@ -176,10 +200,7 @@ impl Rig {
     }
 
     pub async fn say(&self, id: &str, text: &str) -> TurnOutcome {
-        self.agent
-            .handle(&self.input(id, text), self.outbox.as_ref())
-            .await
-            .unwrap()
+        self.say_through(&self.agent, id, text).await
     }
 
     /// The reply text of an outcome.
