@@ -476,36 +476,82 @@ fn read_raw_row(r: &rusqlite::Row<'_>) -> Result<RawItem, StoreError> {
 
 /// `select` over the live items `query` matches (its sort-key condition and cursor; not its
 /// order or page size), with the statement's arguments.
+///
+/// The condition and the cursor are merged into at most one lower and one upper bound on `sk`
+/// before they become SQL. SQLite's planner seeks the primary key on one lower bound and
+/// checks any other row by row: given `sk >= prefix AND sk > cursor`, it seeks to the prefix
+/// and steps over every row before the cursor, so a page after the first (and a read of the
+/// rows after the ones already held) cost as much as reading everything before it.
 fn matching(select: &str, query: &Query, now: i64) -> (String, Vec<rusqlite::types::Value>) {
     let mut sql = format!("{select} FROM items WHERE pk = ? AND (ttl IS NULL OR ttl > ?)");
     let mut args: Vec<rusqlite::types::Value> = vec![query.pk.clone().into(), now.into()];
-    let mut bound = |sql: &mut String, clause: &str, v: &str| {
-        sql.push_str(clause);
-        args.push(v.to_owned().into());
+    let (mut lower, mut upper): (Option<Bound<'_>>, Option<Bound<'_>>) = match &query.sort {
+        SortKey::All => (None, None),
+        SortKey::Prefix(p) => (
+            Some(Bound::inclusive(p)),
+            prefix_successor(p).map(|u| Bound::exclusive(u.into())),
+        ),
+        SortKey::Between(a, b) => (Some(Bound::inclusive(a)), Some(Bound::inclusive(b))),
+        SortKey::After(a) => (Some(Bound::exclusive(a.into())), None),
+        SortKey::From(a) => (Some(Bound::inclusive(a)), None),
+        SortKey::Before(b) => (None, Some(Bound::exclusive(b.into()))),
     };
-    match &query.sort {
-        SortKey::All => {}
-        SortKey::Prefix(p) => {
-            bound(&mut sql, " AND sk >= ?", p);
-            if let Some(upper) = prefix_successor(p) {
-                bound(&mut sql, " AND sk < ?", &upper);
-            }
-        }
-        SortKey::Between(a, b) => {
-            bound(&mut sql, " AND sk >= ?", a);
-            bound(&mut sql, " AND sk <= ?", b);
-        }
-        SortKey::After(a) => bound(&mut sql, " AND sk > ?", a),
-        SortKey::From(a) => bound(&mut sql, " AND sk >= ?", a),
-        SortKey::Before(b) => bound(&mut sql, " AND sk < ?", b),
-    }
     if let Some(Cursor(c)) = &query.after {
+        let past = Bound::exclusive(c.into());
         match query.order {
-            Order::Ascending => bound(&mut sql, " AND sk > ?", c),
-            Order::Descending => bound(&mut sql, " AND sk < ?", c),
+            Order::Ascending => lower = Some(Bound::tighter_lower(lower, past)),
+            Order::Descending => upper = Some(Bound::tighter_upper(upper, past)),
+        }
+    }
+    for (bound, [closed, open]) in [
+        (lower, [" AND sk >= ?", " AND sk > ?"]),
+        (upper, [" AND sk <= ?", " AND sk < ?"]),
+    ] {
+        if let Some(b) = bound {
+            sql.push_str(if b.inclusive { closed } else { open });
+            args.push(b.key.into_owned().into());
         }
     }
     (sql, args)
+}
+
+/// One end of the range of sort keys a query reads. Keys compare as SQLite compares TEXT
+/// (`BINARY`: by UTF-8 bytes), which is how `str` compares.
+struct Bound<'a> {
+    key: std::borrow::Cow<'a, str>,
+    inclusive: bool,
+}
+
+impl<'a> Bound<'a> {
+    fn inclusive(key: &'a str) -> Self {
+        Self {
+            key: key.into(),
+            inclusive: true,
+        }
+    }
+
+    fn exclusive(key: std::borrow::Cow<'a, str>) -> Self {
+        Self {
+            key,
+            inclusive: false,
+        }
+    }
+
+    /// The lower bound that admits only keys both admit.
+    fn tighter_lower(a: Option<Self>, b: Self) -> Self {
+        match a {
+            Some(a) if a.key > b.key || (a.key == b.key && !a.inclusive) => a,
+            _ => b,
+        }
+    }
+
+    /// The upper bound that admits only keys both admit.
+    fn tighter_upper(a: Option<Self>, b: Self) -> Self {
+        match a {
+            Some(a) if a.key < b.key || (a.key == b.key && !a.inclusive) => a,
+            _ => b,
+        }
+    }
 }
 
 /// The smallest string greater than every string starting with `prefix` (None when no such
@@ -540,8 +586,8 @@ fn backend(e: rusqlite::Error) -> StoreError {
 mod tests {
     use std::sync::Arc;
 
-    use super::{SWEEP_BATCH_ROWS, SqliteTable, prefix_successor};
-    use crate::{Item, ManualClock, Table, WriteOp};
+    use super::{SCHEMA, SWEEP_BATCH_ROWS, SqliteTable, matching, prefix_successor};
+    use crate::{Cursor, Item, ManualClock, Order, Query, SortKey, Table, WriteOp};
 
     #[tokio::test]
     #[allow(clippy::unwrap_used)]
@@ -618,6 +664,105 @@ mod tests {
         for ext in ["", "x", "\u{10FFFF}\u{10FFFF}", "zzz"] {
             let s = format!("EVENT#{ext}");
             assert!(s.as_str() < "EVENT$");
+        }
+    }
+
+    /// A connection holding `keys` in partition `P`, and the sort keys (in order) and VM steps
+    /// of `query` run through [`matching`] on it.
+    fn run_matching(keys: &[String], query: &Query) -> (Vec<String>, i32) {
+        let conn = rusqlite::Connection::open_in_memory().expect("an in-memory database opens");
+        conn.execute_batch(SCHEMA).expect("the schema applies");
+        for k in keys {
+            conn.execute(
+                "INSERT INTO items (pk, sk, version, ttl, data) VALUES ('P', ?1, 1, NULL, '{}')",
+                [k],
+            )
+            .expect("a row inserts");
+        }
+        let (mut sql, args) = matching("SELECT sk", query, 0);
+        sql.push_str(match query.order {
+            Order::Ascending => " ORDER BY sk ASC",
+            Order::Descending => " ORDER BY sk DESC",
+        });
+        let mut stmt = conn.prepare(&sql).expect("the query prepares");
+        let got = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(0))
+            .expect("the query runs")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("every row reads");
+        (got, stmt.get_status(rusqlite::StatementStatus::VmStep))
+    }
+
+    #[test]
+    fn a_page_after_a_cursor_starts_at_the_cursor_not_at_the_range() {
+        // Issue #16: with the range's lower bound and the cursor both in the SQL, SQLite sought
+        // to the range and stepped over every row before the cursor, so the rows after the
+        // last one held cost as much as reading the whole range.
+        let keys: Vec<String> = (0..2_000).map(|i| format!("MODEL#0000#{i:06}")).collect();
+        let q = Query::prefix("P", "MODEL#0000#").after(Some(Cursor::from_token(&keys[1_996])));
+        let (got, steps) = run_matching(&keys, &q);
+        assert_eq!(got, keys[1_997..]);
+        let (_, whole) = run_matching(&keys, &Query::prefix("P", "MODEL#0000#"));
+        assert!(
+            steps < 100 && whole > 2_000,
+            "{steps} VM steps for 3 rows after the cursor, {whole} for all 2,000"
+        );
+        let q = Query::prefix("P", "MODEL#0000#")
+            .descending()
+            .after(Some(Cursor::from_token(&keys[3])));
+        let (got, steps) = run_matching(&keys, &q);
+        assert_eq!(
+            got,
+            [
+                "MODEL#0000#000002",
+                "MODEL#0000#000001",
+                "MODEL#0000#000000"
+            ]
+        );
+        assert!(steps < 100, "{steps} VM steps for 3 rows before the cursor");
+    }
+
+    #[test]
+    fn the_merged_bounds_answer_what_the_condition_and_the_cursor_do() {
+        let keys: Vec<String> = ["A", "B", "B#1", "B#2", "B#3", "C", "C#1", "D"]
+            .map(String::from)
+            .to_vec();
+        let mut probes = keys.clone();
+        probes.extend(["", "B#", "B#2x", "Z"].map(String::from));
+        let mut sorts = vec![SortKey::All];
+        for a in &probes {
+            sorts.push(SortKey::Prefix(a.clone()));
+            sorts.push(SortKey::After(a.clone()));
+            sorts.push(SortKey::From(a.clone()));
+            sorts.push(SortKey::Before(a.clone()));
+            for b in &probes {
+                sorts.push(SortKey::Between(a.clone(), b.clone()));
+            }
+        }
+        for sort in sorts {
+            for order in [Order::Ascending, Order::Descending] {
+                for cursor in probes.iter().map(Some).chain([None]) {
+                    let mut q = Query::partition("P").sort(sort.clone());
+                    if order == Order::Descending {
+                        q = q.descending();
+                    }
+                    let q = q.after(cursor.map(|c| Cursor::from_token(c.clone())));
+                    let mut want: Vec<String> = keys
+                        .iter()
+                        .filter(|k| q.matches(k))
+                        .filter(|k| match (cursor, order) {
+                            (None, _) => true,
+                            (Some(c), Order::Ascending) => k.as_str() > c.as_str(),
+                            (Some(c), Order::Descending) => k.as_str() < c.as_str(),
+                        })
+                        .cloned()
+                        .collect();
+                    if order == Order::Descending {
+                        want.reverse();
+                    }
+                    assert_eq!(run_matching(&keys, &q).0, want, "{q:?}");
+                }
+            }
         }
     }
 }
