@@ -318,56 +318,87 @@ impl Table for SqliteTable {
         self.inner.run(|conn, now| {
             let tx = Tx::immediate(conn)?;
             for (op_index, op) in ops.iter().enumerate() {
-                if let Some(condition) = op.condition() {
-                    let (pk, sk) = op.key();
-                    let current: Option<(i64, Option<i64>)> = tx
-                        .prepare_cached("SELECT version, ttl FROM items WHERE pk = ?1 AND sk = ?2")
-                        .map_err(backend)?
-                        .query_row(rusqlite::params![pk, sk], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .optional()
-                        .map_err(backend)?;
-                    let live = current
-                        .filter(|(_, ttl)| ttl.is_none_or(|t| t > now))
-                        .map(|(v, _)| u64::try_from(v).unwrap_or(0));
-                    if !holds(condition, live) {
-                        // Dropping `tx` rolls back; nothing was written yet anyway.
-                        return Err(StoreError::ConditionFailed { op_index });
-                    }
+                if !condition_holds(&tx, op, now)? {
+                    // Dropping `tx` rolls back; nothing was written yet anyway.
+                    return Err(StoreError::ConditionFailed { op_index });
                 }
             }
             for op in &ops {
-                match op {
-                    WriteOp::Put { item, .. } => {
-                        let data = serde_json::to_string(&Canonical(&item.data))
-                            .map_err(|e| StoreError::Backend(format!("cannot encode data: {e}")))?;
-                        let version = i64::try_from(item.version).map_err(|_| {
-                            StoreError::InvalidTransaction(format!(
-                                "version {} is too large",
-                                item.version
-                            ))
-                        })?;
-                        tx.prepare_cached(
-                            "INSERT OR REPLACE INTO items (pk, sk, version, ttl, data)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                        )
-                        .map_err(backend)?
-                        .execute(rusqlite::params![item.pk, item.sk, version, item.ttl, data])
-                        .map_err(backend)?;
-                    }
-                    WriteOp::Delete { pk, sk, .. } => {
-                        tx.prepare_cached("DELETE FROM items WHERE pk = ?1 AND sk = ?2")
-                            .map_err(backend)?
-                            .execute(rusqlite::params![pk, sk])
-                            .map_err(backend)?;
-                    }
-                    WriteOp::Check { .. } => {}
-                }
+                apply(&tx, op)?;
             }
             tx.commit()
         })?;
         self.inner.wrote();
         Ok(())
     }
+
+    async fn write_in_order(&self, ops: Vec<WriteOp>) -> Result<usize, StoreError> {
+        validate_transaction(&ops)?;
+        let applied = self.inner.run(|conn, now| {
+            let tx = Tx::immediate(conn)?;
+            let mut applied = 0;
+            for op in &ops {
+                if !condition_holds(&tx, op, now)? {
+                    break;
+                }
+                apply(&tx, op)?;
+                applied += 1;
+            }
+            tx.commit()?;
+            Ok(applied)
+        })?;
+        if applied > 0 {
+            self.inner.wrote();
+        }
+        Ok(applied)
+    }
+}
+
+/// Whether `op`'s condition (if it has one) holds for the live item under its key, as `tx`
+/// sees it.
+fn condition_holds(tx: &Tx<'_>, op: &WriteOp, now: i64) -> Result<bool, StoreError> {
+    let Some(condition) = op.condition() else {
+        return Ok(true);
+    };
+    let (pk, sk) = op.key();
+    let current: Option<(i64, Option<i64>)> = tx
+        .prepare_cached("SELECT version, ttl FROM items WHERE pk = ?1 AND sk = ?2")
+        .map_err(backend)?
+        .query_row(rusqlite::params![pk, sk], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+        .map_err(backend)?;
+    let live = current
+        .filter(|(_, ttl)| ttl.is_none_or(|t| t > now))
+        .map(|(v, _)| u64::try_from(v).unwrap_or(0));
+    Ok(holds(condition, live))
+}
+
+/// Applies `op` in `tx` (its condition already checked).
+fn apply(tx: &Tx<'_>, op: &WriteOp) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Put { item, .. } => {
+            let data = serde_json::to_string(&Canonical(&item.data))
+                .map_err(|e| StoreError::Backend(format!("cannot encode data: {e}")))?;
+            let version = i64::try_from(item.version).map_err(|_| {
+                StoreError::InvalidTransaction(format!("version {} is too large", item.version))
+            })?;
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO items (pk, sk, version, ttl, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(backend)?
+            .execute(rusqlite::params![item.pk, item.sk, version, item.ttl, data])
+            .map_err(backend)?;
+        }
+        WriteOp::Delete { pk, sk, .. } => {
+            tx.prepare_cached("DELETE FROM items WHERE pk = ?1 AND sk = ?2")
+                .map_err(backend)?
+                .execute(rusqlite::params![pk, sk])
+                .map_err(backend)?;
+        }
+        WriteOp::Check { .. } => {}
+    }
+    Ok(())
 }
 
 /// A transaction with its `BEGIN` and `COMMIT` from the statement cache (rusqlite's own

@@ -33,6 +33,28 @@ pub trait Table: Send + Sync + std::fmt::Debug + 'static {
     /// in [`StoreError::ConditionFailed`].
     async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
 
+    /// Applies 1 to 100 operations one after another, each on its own condition, and stops at
+    /// the first whose condition fails: the number applied (all of them, or the index of the
+    /// one that failed). Not one transaction: an error part-way (a lost connection) may leave
+    /// any prefix applied, so callers write only what is safe to write again (`put_if_absent`).
+    /// The operations are checked as [`Table::write`] checks a transaction before any is
+    /// applied. For writes that must land in order but need not land together, where a backend
+    /// can commit them at once for less: SQLite applies them in one transaction (one commit for
+    /// all); this default writes them one by one (on DynamoDB a `PutItem` each, which costs
+    /// half a two-item transaction's write units).
+    async fn write_in_order(&self, ops: Vec<WriteOp>) -> Result<usize, StoreError> {
+        crate::validate::validate_transaction(&ops)?;
+        let mut applied = 0;
+        for op in ops {
+            match self.write(vec![op]).await {
+                Ok(()) => applied += 1,
+                Err(StoreError::ConditionFailed { .. }) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(applied)
+    }
+
     /// How many live items [`Table::query_all`] would return for `query` with `max_items`
     /// (its page size does not matter), without handing them over: for a caller that needs
     /// only the number. This default reads them; the SQLite adapter counts them in place.

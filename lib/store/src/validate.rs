@@ -22,8 +22,6 @@ pub(crate) fn validate_query(query: &crate::Query) -> Result<(), StoreError> {
 
 /// Rejects empty or oversized transactions, an item named twice, bad keys and items over the
 /// size limit.
-// Shared by the adapters; a build with neither (the webhook function) has no caller.
-#[cfg_attr(not(any(feature = "sqlite", feature = "dynamo")), allow(dead_code))]
 pub(crate) fn validate_transaction(ops: &[WriteOp]) -> Result<(), StoreError> {
     if ops.is_empty() {
         return Err(StoreError::InvalidTransaction(

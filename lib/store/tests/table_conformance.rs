@@ -25,6 +25,7 @@ macro_rules! conformance_suite {
             expired_items_do_not_break_pagination,
             item_size_limit_is_enforced_before_writing,
             malformed_transactions_are_rejected_alike,
+            in_order_writes_stop_at_the_first_failed_condition,
         );
     };
     (@cases $fixture:path; $($case:ident),* $(,)?) => {

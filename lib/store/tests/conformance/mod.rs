@@ -788,3 +788,112 @@ pub async fn malformed_transactions_are_rejected_alike(fx: Fixture) {
         .unwrap();
     assert_eq!(all.len(), 100);
 }
+
+/// `write_in_order`: each operation on its own condition, in order, stopping at the first that
+/// fails (what came before it stays written, nothing after it is tried); malformed input is
+/// refused before anything is written, as `write` refuses it.
+pub async fn in_order_writes_stop_at_the_first_failed_condition(fx: Fixture) {
+    let t = &fx.table;
+    let all = t
+        .write_in_order(vec![
+            WriteOp::put_if_absent(Item::new("P", "A", json!({"v": "a"}))),
+            WriteOp::put_if_absent(Item::new("P", "B", json!({"v": "b"}))),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(all, 2);
+    assert_eq!(
+        t.get("P", "B").await.unwrap().unwrap().data,
+        json!({"v": "b"})
+    );
+
+    // The second fails: the first is written, the third is not tried.
+    let applied = t
+        .write_in_order(vec![
+            WriteOp::put_if_absent(Item::new("P", "C", json!({"v": "c"}))),
+            WriteOp::put_if_absent(Item::new("P", "A", json!({"v": "a2"}))),
+            WriteOp::put(Item::new("P", "D", json!({"v": "d"}))),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(applied, 1);
+    assert_eq!(
+        t.get("P", "C").await.unwrap().unwrap().data,
+        json!({"v": "c"})
+    );
+    assert_eq!(
+        t.get("P", "A").await.unwrap().unwrap().data,
+        json!({"v": "a"}),
+        "the failed operation changed nothing"
+    );
+    assert_eq!(
+        t.get("P", "D").await.unwrap(),
+        None,
+        "nothing after it is tried"
+    );
+
+    // The first fails: nothing is written; a version condition and a delete in order.
+    let v = t.get("P", "B").await.unwrap().unwrap().version;
+    assert_eq!(
+        t.write_in_order(vec![
+            WriteOp::check("P", "Z", Condition::Present),
+            WriteOp::put(Item::new("P", "E", json!({}))),
+        ])
+        .await
+        .unwrap(),
+        0
+    );
+    assert_eq!(t.get("P", "E").await.unwrap(), None);
+    let mut next = Item::new("P", "B", json!({"v": "b2"}));
+    next.version = v + 1;
+    assert_eq!(
+        t.write_in_order(vec![
+            WriteOp::put_if_version(next, v),
+            WriteOp::delete("P", "C"),
+        ])
+        .await
+        .unwrap(),
+        2
+    );
+    assert_eq!(
+        t.get("P", "B").await.unwrap().unwrap().data,
+        json!({"v": "b2"})
+    );
+    assert_eq!(t.get("P", "C").await.unwrap(), None);
+
+    // Malformed: refused whole, before the well-formed first operation is applied.
+    let before = t.query(&Query::partition("P")).await.unwrap().items.len();
+    for bad in [
+        vec![],
+        vec![
+            WriteOp::put(Item::new("P", "F", json!({}))),
+            WriteOp::put(Item::new("P", "", json!({}))),
+        ],
+        vec![
+            WriteOp::put(Item::new("P", "F", json!({}))),
+            WriteOp::delete("P", "F"),
+        ],
+        vec![
+            WriteOp::put(Item::new("P", "F", json!({}))),
+            WriteOp::put(Item::new(
+                "P",
+                "G",
+                json!({ "big": "x".repeat(ITEM_BYTES_MAX) }),
+            )),
+        ],
+    ] {
+        let err = t.write_in_order(bad).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::InvalidTransaction(_) | StoreError::ItemTooLarge { .. }
+            ),
+            "{err:?}"
+        );
+    }
+    assert_eq!(
+        t.query(&Query::partition("P")).await.unwrap().items.len(),
+        before,
+        "nothing written"
+    );
+}
