@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use steward_llm::{ContentBlock, Message, Role};
-use steward_store::{Cursor, Item, Query, RawItem, SortKey, StoreError, Table, WriteOp};
+use steward_store::{
+    Cursor, ITEM_BYTES_MAX, Item, Query, RawItem, SortKey, StoreError, Table, WriteOp,
+};
 
 use crate::conversation;
 use crate::ids::{ChannelName, ConversationKey};
@@ -312,19 +314,45 @@ pub fn put_row_op(
     Ok(WriteOp::put_if_absent(item))
 }
 
-/// Stores `row` at (segment, turn, step), written at `now_ms`, unless a row is already there;
-/// returns the row that is stored (an earlier attempt's wins, so a resumed turn continues from
-/// what was written), as a read of it would answer: with its key and its expiry, so the turn can
-/// hand the rows it wrote to [`crate::history_cache`] instead of the next turn reading them back.
-pub async fn append(
-    table: &dyn Table,
+/// A row ready to be stored: its write, and the row as a read of it will answer (numbers in
+/// the store's form, its key and its expiry), for the turn to go on with before the write.
+#[derive(Debug)]
+pub struct PendingRow {
+    op: WriteOp,
+    read: ReadRow,
+    /// Its segment and the moment it was made (its expiry counts from it), to make the write
+    /// again.
+    segment: u32,
+    now_ms: i64,
+}
+
+impl PendingRow {
+    /// The row with its position, as it will be stored.
+    pub fn placed(&self) -> &PlacedRow {
+        &self.read.placed
+    }
+
+    /// Whether the store can take it: an item over [`steward_store::ITEM_BYTES_MAX`] is
+    /// refused by every adapter, so a caller that would do paid work before writing it writes
+    /// it first instead, and fails there.
+    pub fn fits(&self) -> bool {
+        match &self.op {
+            WriteOp::Put { item, .. } => steward_store::item_size(item) <= ITEM_BYTES_MAX,
+            _ => true,
+        }
+    }
+}
+
+/// The write of `row` at (segment, turn, step), once, written at `now_ms`, with the row as it
+/// will read back.
+pub fn prepare_row(
     conversation: &ConversationKey,
     segment: u32,
     turn: u64,
     step: u32,
     row: ModelRow,
     now_ms: i64,
-) -> Result<ReadRow, StoreError> {
+) -> Result<PendingRow, StoreError> {
     let mut op = put_row_op(conversation, segment, turn, step, &row, now_ms)?;
     // A model may write a whole number as a decimal (`1.0`, in a tool call's arguments); the
     // store keeps it as the integer, and every later read returns that. The row this turn goes
@@ -343,29 +371,127 @@ pub async fn append(
         }
         _ => (row, None),
     };
-    let sk = keys::model_sk(segment, turn, step);
-    match table.write(vec![op]).await {
-        Ok(()) => Ok(ReadRow {
-            placed: PlacedRow {
-                sk,
-                turn,
-                step,
-                row: Arc::new(row),
-            },
-            ttl,
-        }),
+    let read = ReadRow {
+        placed: PlacedRow {
+            sk: keys::model_sk(segment, turn, step),
+            turn,
+            step,
+            row: Arc::new(row),
+        },
+        ttl,
+    };
+    Ok(PendingRow {
+        op,
+        read,
+        segment,
+        now_ms,
+    })
+}
+
+/// Stores `row` at (segment, turn, step), written at `now_ms`, unless a row is already there;
+/// returns the row that is stored (an earlier attempt's wins, so a resumed turn continues from
+/// what was written), as a read of it would answer: with its key and its expiry, so the turn can
+/// hand the rows it wrote to [`crate::history_cache`] instead of the next turn reading them back.
+pub async fn append(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    segment: u32,
+    turn: u64,
+    step: u32,
+    row: ModelRow,
+    now_ms: i64,
+) -> Result<ReadRow, StoreError> {
+    let pending = prepare_row(conversation, segment, turn, step, row, now_ms)?;
+    store_row(table, conversation, pending).await
+}
+
+/// Stores `pending` unless a row is already at its key; the row that is stored.
+pub async fn store_row(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    pending: PendingRow,
+) -> Result<ReadRow, StoreError> {
+    match table.write(vec![pending.op]).await {
+        Ok(()) => Ok(pending.read),
         Err(StoreError::ConditionFailed { .. }) => {
-            let pk = keys::conversation_pk(conversation);
-            let item = table
-                .get(&pk, &sk)
-                .await?
-                .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
-            Ok(ReadRow {
-                placed: placed(&item.sk, item.parse())?,
-                ttl: item.ttl,
-            })
+            read_stored(table, conversation, &pending.read.placed.sk).await
         }
         Err(e) => Err(e),
+    }
+}
+
+/// The row stored at `sk`, found there by a write that expected the key empty.
+async fn read_stored(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    sk: &str,
+) -> Result<ReadRow, StoreError> {
+    let pk = keys::conversation_pk(conversation);
+    let item = table
+        .get(&pk, sk)
+        .await?
+        .ok_or_else(|| StoreError::Backend(format!("row {sk} vanished")))?;
+    read_row_of(&item)
+}
+
+/// A stored model-transcript item as a [`ReadRow`].
+fn read_row_of(item: &Item) -> Result<ReadRow, StoreError> {
+    Ok(ReadRow {
+        placed: placed(&item.sk, item.parse())?,
+        ttl: item.ttl,
+    })
+}
+
+/// Stores `first` and then `second`, each once, in one commit where the store has one
+/// ([`Table::write_in_order`]): a turn's person's row with the turn's first response, one
+/// commit instead of two. Returns the rows that are stored. When `first`'s key already holds a
+/// different row (another attempt of the turn wrote it, with another context block), `second`
+/// — made in answer to this attempt's `first` — is not written: the other attempt's row at its
+/// key comes back, or `None` when there is none yet, and the caller makes it again in answer
+/// to the stored `first`.
+pub async fn append_pair(
+    table: &dyn Table,
+    conversation: &ConversationKey,
+    first: PendingRow,
+    second: PendingRow,
+) -> Result<(ReadRow, Option<ReadRow>), StoreError> {
+    let PendingRow {
+        op: second_op,
+        read: second_read,
+        segment,
+        now_ms,
+    } = second;
+    match table.write_in_order(vec![first.op, second_op]).await? {
+        2 => Ok((first.read, Some(second_read))),
+        1 => {
+            let second = read_stored(table, conversation, &second_read.placed.sk).await?;
+            Ok((first.read, Some(second)))
+        }
+        _ => {
+            let stored = read_stored(table, conversation, &first.read.placed.sk).await?;
+            if stored.placed.row != first.read.placed.row {
+                // Another attempt's row: its answer, if that attempt stored one, is the answer.
+                let pk = keys::conversation_pk(conversation);
+                let theirs = match table.get(&pk, &second_read.placed.sk).await? {
+                    Some(item) => Some(read_row_of(&item)?),
+                    None => None,
+                };
+                return Ok((stored, theirs));
+            }
+            // The same row (an attempt that wrote only the person's row, then stopped): the
+            // second answers it as well as it answers this attempt's.
+            let p = second_read.placed;
+            let again = prepare_row(
+                conversation,
+                segment,
+                p.turn,
+                p.step,
+                Arc::unwrap_or_clone(p.row),
+                now_ms,
+            )?;
+            let second = store_row(table, conversation, again).await?;
+            Ok((stored, Some(second)))
+        }
     }
 }
 
@@ -919,5 +1045,91 @@ mod tests {
         assert!(!Arc::ptr_eq(&sent[1], &reasoned.row.message));
         assert_eq!(sent[1].content, [ContentBlock::text("Hello.")]);
         assert_eq!(reasoned.row.message.content.len(), 2);
+    }
+
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn a_pair_stores_both_or_answers_with_what_another_attempt_stored() {
+        let table = steward_store::SqliteTable::in_memory().unwrap();
+        let c = ConversationKey::telegram(7);
+        let model_row = |text: &str, source| ModelRow {
+            message: Message::user(vec![ContentBlock::text(text)]).into(),
+            source,
+            stop_reason: None,
+            note: None,
+        };
+        let pending = |turn, step, text: &str| {
+            let source = if step == 0 {
+                RowSource::User
+            } else {
+                RowSource::Model
+            };
+            // Written now: the store's clock is the system's, and an expired row is absent.
+            let now = steward_store::Clock::now_millis(&steward_store::SystemClock);
+            prepare_row(&c, 0, turn, step, model_row(text, source), now).unwrap()
+        };
+        let text = |r: &ReadRow| steward_llm::text_of(&r.placed.row.message.content);
+
+        // Neither stored: both written, in one call.
+        let (a, b) = append_pair(&table, &c, pending(1, 0, "mine"), pending(1, 1, "answer"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (text(&a), text(&b.unwrap())),
+            ("mine".into(), "answer".into())
+        );
+
+        // Both stored already: what is stored comes back.
+        let (a, b) = append_pair(&table, &c, pending(1, 0, "other"), pending(1, 1, "other"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (text(&a), text(&b.unwrap())),
+            ("mine".into(), "answer".into())
+        );
+
+        // The same person's row stored alone: the answer is written after it.
+        store_row(&table, &c, pending(2, 0, "same")).await.unwrap();
+        let (a, b) = append_pair(&table, &c, pending(2, 0, "same"), pending(2, 1, "reply"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (text(&a), text(&b.unwrap())),
+            ("same".into(), "reply".into())
+        );
+
+        // A different person's row stored alone: it comes back, and the answer is not stored.
+        store_row(&table, &c, pending(3, 0, "theirs"))
+            .await
+            .unwrap();
+        let (a, b) = append_pair(&table, &c, pending(3, 0, "mine"), pending(3, 1, "to mine"))
+            .await
+            .unwrap();
+        assert_eq!(text(&a), "theirs");
+        assert!(b.is_none());
+        // The answer's key taken, the person's row free: the person's row is written, and
+        // the stored answer comes back.
+        store_row(&table, &c, pending(4, 1, "stored"))
+            .await
+            .unwrap();
+        let (a, b) = append_pair(&table, &c, pending(4, 0, "mine"), pending(4, 1, "new"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (text(&a), text(&b.unwrap())),
+            ("mine".into(), "stored".into())
+        );
+
+        let rows = load_segment(&table, &c, 0).await.unwrap();
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|r| steward_llm::text_of(&r.row.message.content))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "mine", "answer", "same", "reply", "theirs", "mine", "stored"
+            ]
+        );
     }
 }

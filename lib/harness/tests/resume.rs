@@ -315,8 +315,9 @@ async fn the_words_are_stored_with_the_claim() {
     assert!(crashed.is_err(), "the write after the claim fails");
     assert_eq!(
         faulty.writes.load(Ordering::SeqCst),
-        2,
-        "the claim, then one"
+        3,
+        "the claim, the usage record (its failure is only logged), then the person's row with \
+         the model's answer"
     );
     let seen = transcript::read_seen(world.table.as_ref(), &probe.conv, None)
         .await
@@ -345,4 +346,278 @@ async fn crash_and_resume_on_dynamodb() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn crash_and_resume_with_a_fallback_reply_on_dynamodb() {
     crash_at_every_write(Backend::Dynamo, FALLBACK).await;
+}
+
+// ---- the person's row, stored with the first answer ----------------------------------------
+
+/// What [`FirstAnswer`] does at the turn's first in-order write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AtFirstAnswer {
+    /// Passes it through.
+    Pass,
+    /// Fails it before it takes effect (a crash between the model call and the write).
+    Fail,
+    /// Stores a different person's row at its first key first, as another attempt of the
+    /// same turn would with another context block.
+    Race,
+}
+
+/// Passes everything through, noting the sort keys of the model rows each store call writes,
+/// and does [`AtFirstAnswer`] once at the first `write_in_order`.
+#[derive(Debug)]
+struct FirstAnswer {
+    inner: Arc<dyn Table>,
+    calls: std::sync::Mutex<Vec<Vec<String>>>,
+    at_first: std::sync::Mutex<AtFirstAnswer>,
+}
+
+/// The other attempt's words, in the row [`AtFirstAnswer::Race`] stores.
+const RACER: &str = "<context>another attempt's block</context> add one";
+
+impl FirstAnswer {
+    fn note(&self, ops: &[WriteOp]) {
+        let sks: Vec<String> = ops
+            .iter()
+            .map(|op| op.key().1.to_owned())
+            .filter(|sk| sk.starts_with("MODEL#"))
+            .collect();
+        if !sks.is_empty() {
+            self.calls.lock().unwrap().push(sks);
+        }
+    }
+}
+
+#[async_trait]
+impl Table for FirstAnswer {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
+        self.inner.get(pk, sk).await
+    }
+    async fn query(&self, q: &Query) -> Result<Page, StoreError> {
+        self.inner.query(q).await
+    }
+    async fn write(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.note(&ops);
+        self.inner.write(ops).await
+    }
+    async fn write_in_order(&self, ops: Vec<WriteOp>) -> Result<usize, StoreError> {
+        let act = std::mem::replace(&mut *self.at_first.lock().unwrap(), AtFirstAnswer::Pass);
+        match act {
+            AtFirstAnswer::Pass => {}
+            AtFirstAnswer::Fail => return Err(StoreError::Backend("injected crash".into())),
+            AtFirstAnswer::Race => {
+                let Some(WriteOp::Put { item, .. }) = ops.first() else {
+                    panic!("the first in-order write puts the person's row: {ops:?}");
+                };
+                let mut theirs: transcript::ModelRow = item.parse().unwrap();
+                theirs.message = steward_llm::Message::user(vec![ContentBlock::text(RACER)]).into();
+                let theirs = Item::from_value(item.pk.clone(), item.sk.clone(), &theirs).unwrap();
+                self.inner
+                    .write(vec![WriteOp::put_if_absent(theirs)])
+                    .await
+                    .unwrap();
+            }
+        }
+        self.note(&ops);
+        self.inner.write_in_order(ops).await
+    }
+}
+
+async fn first_answer(backend: Backend) -> Option<(Rig, Arc<FirstAnswer>)> {
+    let world = World::on(backend).await?;
+    let watched = Arc::new(FirstAnswer {
+        inner: Arc::clone(&world.table),
+        calls: std::sync::Mutex::new(Vec::new()),
+        at_first: std::sync::Mutex::new(AtFirstAnswer::Pass),
+    });
+    let world = World {
+        table: Arc::clone(&watched) as Arc<dyn Table>,
+        clock: world.clock,
+    };
+    Some((Rig::build(world, Default::default()).await, watched))
+}
+
+/// The model's next answers: a call to add a note `title` (as `id`), then `reply`.
+fn add_note_answers(r: &Rig, id: &str, reply: &str) {
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::tool_use(
+            id,
+            "add_note",
+            json!({"title": "one"}),
+        )],
+        StopReason::ToolUse,
+    )));
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::text(reply)],
+        StopReason::EndTurn,
+    )));
+}
+
+async fn model_rows(r: &Rig) -> Vec<transcript::PlacedRow> {
+    transcript::load_segment(r.world.table.as_ref(), &r.conv, 0)
+        .await
+        .unwrap()
+}
+
+async fn notes_of(r: &Rig) -> usize {
+    r.world
+        .table
+        .query(&Query::prefix(keys::user_pk(&r.user), "NOTE#"))
+        .await
+        .unwrap()
+        .items
+        .len()
+}
+
+/// `a`'s messages as the start of `b`'s, byte for byte (cache marks aside).
+fn starts_with(b: &[Arc<steward_llm::Message>], a: &[Arc<steward_llm::Message>]) -> bool {
+    b.len() >= a.len()
+        && serde_json::to_vec(&support::without_cache_marks(a)).unwrap()
+            == serde_json::to_vec(&support::without_cache_marks(&b[..a.len()])).unwrap()
+}
+
+/// A turn's four model rows take three store calls: the person's row goes with the model's
+/// first answer, then the tool's result, then the reply.
+async fn the_persons_row_is_stored_with_the_first_answer((r, watched): (Rig, Arc<FirstAnswer>)) {
+    add_note_answers(&r, "tu_1", "Added one.");
+    assert_eq!(Rig::text(&r.say("m1", "add one").await), "Added one.");
+    let sk = |step| keys::model_sk(0, 1, step);
+    assert_eq!(
+        *watched.calls.lock().unwrap(),
+        vec![vec![sk(0), sk(1)], vec![sk(2)], vec![sk(3)]]
+    );
+    assert_eq!(model_rows(&r).await.len(), 4);
+}
+
+/// A crash between the first model call and the write that stores its answer with the
+/// person's row leaves neither: the resumed turn makes the row again (a fresh context block),
+/// asks the model again, and from then on every request, this turn's and the next's, starts
+/// with what is stored.
+async fn a_crash_before_the_first_answer_is_stored_makes_the_row_again(
+    (r, watched): (Rig, Arc<FirstAnswer>),
+) {
+    *watched.at_first.lock().unwrap() = AtFirstAnswer::Fail;
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::tool_use(
+            "tu_1",
+            "add_note",
+            json!({"title": "one"}),
+        )],
+        StopReason::ToolUse,
+    )));
+    let crashed = r
+        .agent
+        .handle(&r.input("m1", "add one"), r.outbox.as_ref())
+        .await;
+    assert!(crashed.is_err(), "the injected crash surfaces");
+    assert!(model_rows(&r).await.is_empty(), "no model row is stored");
+    assert_eq!(notes_of(&r).await, 0, "no tool ran");
+
+    r.world.clock.advance_millis(60_000);
+    add_note_answers(&r, "tu_2", "Added one.");
+    assert_eq!(Rig::text(&r.say("m1", "add one").await), "Added one.");
+    assert_eq!(notes_of(&r).await, 1, "the change happened once");
+
+    let rows = model_rows(&r).await;
+    assert_eq!(rows.len(), 4);
+    let reqs = r.model.requests();
+    assert_eq!(reqs.len(), 3, "one model call more");
+    let stored_person = transcript::to_messages(&rows[..1], None);
+    assert!(
+        !starts_with(&reqs[0].messages, &stored_person),
+        "the crashed attempt's row is not the stored one (its context block is a minute older)"
+    );
+    assert!(starts_with(&reqs[1].messages, &stored_person));
+    assert!(
+        starts_with(&reqs[2].messages, &reqs[1].messages),
+        "the second call starts with the first's messages"
+    );
+
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::text("Bye!")],
+        StopReason::EndTurn,
+    )));
+    r.say("m2", "bye").await;
+    let next = r.model.requests();
+    let stored = transcript::to_messages(&rows, None);
+    assert!(
+        starts_with(&next[3].messages, &stored),
+        "the next turn starts with the stored rows, byte for byte"
+    );
+    assert!(starts_with(&next[3].messages, &reqs[2].messages));
+}
+
+/// Another attempt of the turn stored its person's row (another context block) while this one
+/// was asking the model: this attempt's answer, made in answer to its own row, is not stored;
+/// the model is asked again in answer to the stored row, and the turn goes on from there.
+async fn another_attempts_row_stored_first_is_answered_again(
+    (r, watched): (Rig, Arc<FirstAnswer>),
+) {
+    *watched.at_first.lock().unwrap() = AtFirstAnswer::Race;
+    r.model.push(Ok(CreateResponse::new(
+        vec![ContentBlock::tool_use(
+            "tu_ours",
+            "add_note",
+            json!({"title": "one"}),
+        )],
+        StopReason::ToolUse,
+    )));
+    add_note_answers(&r, "tu_again", "Added one.");
+    assert_eq!(Rig::text(&r.say("m1", "add one").await), "Added one.");
+
+    let reqs = r.model.requests();
+    assert_eq!(reqs.len(), 3, "one model call more");
+    let text = |m: &steward_llm::Message| steward_llm::text_of(&m.content);
+    assert!(!text(reqs[0].messages.last().unwrap()).contains(RACER));
+    assert_eq!(
+        text(reqs[1].messages.last().unwrap()),
+        RACER,
+        "asked again with theirs"
+    );
+
+    let rows = model_rows(&r).await;
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(text(&rows[0].row.message), RACER);
+    let uses: Vec<&str> = rows[1]
+        .row
+        .message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse(u) => Some(u.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(uses, ["tu_again"], "the answer to the stored row");
+    assert_eq!(notes_of(&r).await, 1, "the change happened once");
+    assert!(starts_with(&reqs[2].messages, &reqs[1].messages));
+}
+
+/// A person's row too large for the store (the words fit the claim; with the context block
+/// they no longer fit an item) is written before the model call, so the turn fails without
+/// paying for one.
+async fn a_persons_row_too_large_fails_before_the_model_is_asked(
+    (r, watched): (Rig, Arc<FirstAnswer>),
+) {
+    let words = "a".repeat(steward_store::ITEM_BYTES_MAX - 200);
+    let failed = r
+        .agent
+        .handle(&r.input("m1", &words), r.outbox.as_ref())
+        .await;
+    let err = failed.unwrap_err().to_string();
+    assert!(err.contains("too large") || err.contains("bytes"), "{err}");
+    assert!(r.model.requests().is_empty(), "no model call was made");
+    assert_eq!(
+        *watched.calls.lock().unwrap(),
+        vec![vec![keys::model_sk(0, 1, 0)]],
+        "the row was written alone, and refused"
+    );
+}
+
+mod first_answer {
+    use super::*;
+    steward_store::backend_tests!(setup = first_answer;
+        a_persons_row_too_large_fails_before_the_model_is_asked,
+        the_persons_row_is_stored_with_the_first_answer,
+        a_crash_before_the_first_answer_is_stored_makes_the_row_again,
+        another_attempts_row_stored_first_is_answered_again);
 }

@@ -558,6 +558,7 @@ impl Agent {
             budget,
             history: Vec::new(),
             this_turn: Vec::new(),
+            pending_user: None,
             written: Vec::new(),
             compacted_for_length: false,
             attachment,

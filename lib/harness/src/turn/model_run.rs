@@ -93,11 +93,22 @@ impl ModelRun<'_> {
             };
             let row = self.user_row(block, note).await;
             let now = self.agent.clock().now_millis();
-            let stored =
-                transcript::append(table, &key, self.conv.meta.segment, self.turn, 0, row, now)
-                    .await?;
-            rows.push(stored.placed.clone());
-            self.written.push(stored);
+            let pending =
+                transcript::prepare_row(&key, self.conv.meta.segment, self.turn, 0, row, now)?;
+            if self.attachment.is_some() || !pending.fits() {
+                // Taking the attachment charged the day's allowance: the row that refers to
+                // it is stored now, so a resumed turn never takes it twice. A row too large
+                // for the store fails here, before a model call is paid for.
+                let stored = transcript::store_row(table, &key, pending).await?;
+                rows.push(stored.placed.clone());
+                self.written.push(stored);
+            } else {
+                // Stored with the first response, in one commit. A crash before then loses
+                // only this row and the model's answer to it (nothing else refers to either),
+                // and the resumed turn makes both again.
+                rows.push(pending.placed().clone());
+                self.pending_user = Some(pending);
+            }
         }
         // The segment the history cache now holds for the conversation.
         let segment = self.conv.meta.segment;
@@ -275,6 +286,11 @@ impl ModelRun<'_> {
     /// unchanged, so the call can be retried on a shorter history; whether it happened (a
     /// failure is logged, and the turn answers with the usual failure line).
     async fn compact_for_length(&mut self) -> bool {
+        // Compaction carries this turn's rows into the new segment from the store.
+        if let Err(e) = self.flush_user().await {
+            tracing::warn!(error = %e, "the person's row could not be stored before compacting");
+            return false;
+        }
         let (this_turn, earlier): (Vec<PlacedRow>, Vec<PlacedRow>) = self
             .history
             .iter()

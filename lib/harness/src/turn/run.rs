@@ -10,7 +10,7 @@ use super::{Agent, TurnInput};
 use crate::attachments::Attachment;
 use crate::conversation::Conversation;
 use crate::ids::ActionId;
-use crate::transcript::{PlacedRow, ReadRow};
+use crate::transcript::{PendingRow, PlacedRow, ReadRow};
 
 /// One turn's walk through the model loop.
 pub(super) struct ModelRun<'a> {
@@ -30,6 +30,9 @@ pub(super) struct ModelRun<'a> {
     pub(super) history: Vec<PlacedRow>,
     /// Rows of this turn after the user row, from an earlier attempt, by step.
     pub(super) this_turn: Vec<PlacedRow>,
+    /// The person's row while it waits to be stored with the turn's first response (one
+    /// commit for both); `None` once stored, or when an earlier attempt stored it.
+    pub(super) pending_user: Option<PendingRow>,
     /// The rows this attempt stored (or found stored by a racing copy), in order, for the
     /// history cache once the walk is done.
     pub(super) written: Vec<ReadRow>,

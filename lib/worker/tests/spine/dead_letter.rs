@@ -26,8 +26,9 @@ use steward_worker::agent_batch::{RetryPolicy, Senders, TurnWorker};
 
 use crate::support::{tg_text, tiny_domain, wait_until};
 
-/// A table that refuses every write of a model-transcript row: every turn fails at its user
-/// row, while the visible transcript, the claim and the ledgers still work.
+/// A table that refuses every write of a model-transcript row: every turn fails at its first
+/// (the person's row, stored with the model's first answer), while the visible transcript, the
+/// claim and the ledgers still work.
 #[derive(Debug)]
 struct NoModelRows(Arc<dyn Table>);
 
@@ -73,7 +74,7 @@ async fn rig() -> Rig {
     identity::bind(table.as_ref(), &clock, &ident, &user)
         .await
         .unwrap();
-    let model = ScriptedClient::new().text("never reached");
+    let model = ScriptedClient::new().text("never stored");
     let agent = Agent::new(
         Arc::clone(&table),
         Arc::new(clock.clone()),
@@ -178,7 +179,11 @@ async fn serve_apologises_once_even_when_the_dead_letter_path_runs_twice() {
     .await;
     assert_eq!(r.apologies(), 1, "{:?}", r.tg.sent_texts());
     assert_eq!(r.tg.sent_texts(), [APOLOGY]);
-    assert_eq!(r.model.calls(), 0, "the turn failed before any model call");
+    assert_eq!(
+        r.model.calls(),
+        4,
+        "each of the four attempts failed at the write after its one model call"
+    );
     queue.shutdown(Duration::from_secs(1)).await;
 }
 
