@@ -235,6 +235,14 @@ async fn a_prompt_too_long_is_compacted_and_retried_once(r: Rig) {
         .await
         .unwrap();
     assert_eq!(conv.meta.segment, 1);
+    // The person's row, waiting for the first answer, went into the old segment first.
+    let old = transcript::load_segment(r.world.table.as_ref(), &r.conv, 0)
+        .await
+        .unwrap();
+    assert!(
+        old.iter().any(|row| row.turn == 2 && row.step == 0),
+        "{old:?}"
+    );
     let retried = &r.model.requests()[3];
     assert_well_formed(retried);
     assert_eq!(retried.messages.len(), 1, "notes and the user row, merged");

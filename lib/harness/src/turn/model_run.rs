@@ -243,7 +243,7 @@ impl ModelRun<'_> {
                 Err(LlmError::ContextWindowExceeded { message }) if !self.compacted_for_length => {
                     self.compacted_for_length = true;
                     tracing::warn!(%message, "the model says the prompt is too long; compacting and retrying once");
-                    if !self.compact_for_length().await {
+                    if !self.compact_for_length().await? {
                         break Err(LlmError::ContextWindowExceeded { message });
                     }
                 }
@@ -284,13 +284,12 @@ impl ModelRun<'_> {
 
     /// Compacts the rows before this turn into a new segment, carrying this turn's rows into it
     /// unchanged, so the call can be retried on a shorter history; whether it happened (a
-    /// failure is logged, and the turn answers with the usual failure line).
-    async fn compact_for_length(&mut self) -> bool {
-        // Compaction carries this turn's rows into the new segment from the store.
-        if let Err(e) = self.flush_user().await {
-            tracing::warn!(error = %e, "the person's row could not be stored before compacting");
-            return false;
-        }
+    /// failure to compact is logged, and the turn answers with the usual failure line). `Err`
+    /// when the person's row, still waiting, could not be stored first: the turn fails there,
+    /// as at any failed write, rather than store a step after a person's row it does not have.
+    async fn compact_for_length(&mut self) -> Result<bool, StoreError> {
+        // The person's row goes into the old segment first, as every row before the new one.
+        self.flush_user().await?;
         let (this_turn, earlier): (Vec<PlacedRow>, Vec<PlacedRow>) = self
             .history
             .iter()
@@ -298,7 +297,7 @@ impl ModelRun<'_> {
             .partition(|r| r.turn == self.turn);
         if earlier.is_empty() {
             tracing::warn!("nothing before this turn to compact; the turn alone is too long");
-            return false;
+            return Ok(false);
         }
         let notes = TurnNotes {
             agent: self.agent,
@@ -322,16 +321,16 @@ impl ModelRun<'_> {
         .await
         {
             tracing::warn!(%why, "compaction after a too-long prompt failed");
-            return false;
+            return Ok(false);
         }
         match transcript::load_segment(table, &key, self.conv.meta.segment).await {
             Ok(rows) => {
                 self.history = rows;
-                true
+                Ok(true)
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the new segment could not be read back");
-                false
+                Ok(false)
             }
         }
     }
