@@ -458,16 +458,6 @@ async fn model_rows(r: &Rig) -> Vec<transcript::PlacedRow> {
         .unwrap()
 }
 
-async fn notes_of(r: &Rig) -> usize {
-    r.world
-        .table
-        .query(&Query::prefix(keys::user_pk(&r.user), "NOTE#"))
-        .await
-        .unwrap()
-        .items
-        .len()
-}
-
 /// `a`'s messages as the start of `b`'s, byte for byte (cache marks aside).
 fn starts_with(b: &[Arc<steward_llm::Message>], a: &[Arc<steward_llm::Message>]) -> bool {
     b.len() >= a.len()
@@ -510,12 +500,12 @@ async fn a_crash_before_the_first_answer_is_stored_makes_the_row_again(
         .await;
     assert!(crashed.is_err(), "the injected crash surfaces");
     assert!(model_rows(&r).await.is_empty(), "no model row is stored");
-    assert_eq!(notes_of(&r).await, 0, "no tool ran");
+    assert_eq!(r.notes_count().await, 0, "no tool ran");
 
     r.world.clock.advance_millis(60_000);
     add_note_answers(&r, "tu_2", "Added one.");
     assert_eq!(Rig::text(&r.say("m1", "add one").await), "Added one.");
-    assert_eq!(notes_of(&r).await, 1, "the change happened once");
+    assert_eq!(r.notes_count().await, 1, "the change happened once");
 
     let rows = model_rows(&r).await;
     assert_eq!(rows.len(), 4);
@@ -588,7 +578,7 @@ async fn another_attempts_row_stored_first_is_answered_again(
         })
         .collect();
     assert_eq!(uses, ["tu_again"], "the answer to the stored row");
-    assert_eq!(notes_of(&r).await, 1, "the change happened once");
+    assert_eq!(r.notes_count().await, 1, "the change happened once");
     assert!(starts_with(&reqs[2].messages, &reqs[1].messages));
 }
 

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use steward_harness::transcript::{self, RowSource};
 use steward_harness::turn::{BAIL_OUT, BUSY, NO_MODEL, PAUSED, REFUSED, SWAMPED, TIMED_OUT};
-use steward_harness::{TurnLimits, TurnOutcome, accounts, keys, usage};
+use steward_harness::{TurnLimits, TurnOutcome, accounts, usage};
 use steward_llm::{ContentBlock, InvalidKind, LlmError, Role, StopReason};
 use steward_store::testing::Backend;
 use steward_store::{Item, Page, Query, RawItem, StoreError, Table, WriteOp};
@@ -213,7 +213,7 @@ async fn tool_returns_a_validation_error(r: Rig) {
         text.contains("Invalid arguments") && text.contains("title") && text.contains("priority"),
         "{text}"
     );
-    assert_eq!(notes_count(&r).await, 1, "the corrected call ran once");
+    assert_eq!(r.notes_count().await, 1, "the corrected call ran once");
 }
 
 async fn duplicate_webhook_delivery(r: Rig) {
@@ -461,7 +461,7 @@ async fn max_tokens_says_the_answer_was_cut_off(r: Rig) {
         "{text}"
     );
     assert_eq!(
-        notes_count(&r).await,
+        r.notes_count().await,
         0,
         "a call cut off mid-way is not run"
     );
@@ -770,16 +770,6 @@ mod kept {
     use super::*;
     steward_store::backend_tests!(setup = counted;
         a_turn_keeps_the_rows_it_wrote_and_reads_only_another_processs);
-}
-
-async fn notes_count(r: &Rig) -> usize {
-    r.world
-        .table
-        .query(&Query::prefix(keys::user_pk(&r.user), "NOTE#"))
-        .await
-        .unwrap()
-        .items
-        .len()
 }
 
 trait NowForTests {

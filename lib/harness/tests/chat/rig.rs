@@ -211,6 +211,20 @@ impl Rig {
         }
     }
 
+    /// How many notes the rig's user has (each a change a tool made).
+    pub async fn notes_count(&self) -> usize {
+        self.world
+            .table
+            .query(&steward_store::Query::prefix(
+                steward_harness::keys::user_pk(&self.user),
+                "NOTE#",
+            ))
+            .await
+            .unwrap()
+            .items
+            .len()
+    }
+
     /// The tool_result blocks of the last request sent to the model, as (id, text, is_error).
     pub fn last_results(&self) -> Vec<(String, String, bool)> {
         let reqs = self.model.requests();
