@@ -77,14 +77,7 @@ fn assert_well_formed(req: &CreateRequest) {
         assert_ne!(pair[0].role, pair[1].role, "roles alternate");
     }
     for (i, m) in req.messages.iter().enumerate() {
-        let calls: Vec<&str> = m
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolUse(u) => Some(u.id.as_str()),
-                _ => None,
-            })
-            .collect();
+        let calls = support::tool_use_ids(m);
         let results = |m: &Message| -> Vec<String> {
             m.content
                 .iter()

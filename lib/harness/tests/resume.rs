@@ -567,17 +567,11 @@ async fn another_attempts_row_stored_first_is_answered_again(
     let rows = model_rows(&r).await;
     assert_eq!(rows.len(), 4, "{rows:?}");
     assert_eq!(text(&rows[0].row.message), RACER);
-    let uses: Vec<&str> = rows[1]
-        .row
-        .message
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolUse(u) => Some(u.id.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(uses, ["tu_again"], "the answer to the stored row");
+    assert_eq!(
+        support::tool_use_ids(&rows[1].row.message),
+        ["tu_again"],
+        "the answer to the stored row"
+    );
     assert_eq!(r.notes_count().await, 1, "the change happened once");
     assert!(starts_with(&reqs[2].messages, &reqs[1].messages));
 }

@@ -93,6 +93,18 @@ pub fn effect(tool_use: &str) -> EffectKey {
     )
 }
 
+/// The ids of the `tool_use` blocks in `message`, in order.
+pub fn tool_use_ids(message: &steward_llm::Message) -> Vec<&str> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            steward_llm::ContentBlock::ToolUse(u) => Some(u.id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The messages of a request with cache breakpoints removed (they move to the newest message
 /// by design and are not content), to compare one request's history with the next one's.
 pub fn without_cache_marks(messages: &[Arc<steward_llm::Message>]) -> Vec<steward_llm::Message> {
